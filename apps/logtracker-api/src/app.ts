@@ -1,0 +1,64 @@
+import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
+import { createDatabase, type DatabaseHandle } from '@repo/db';
+import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
+import type { Config } from './config.js';
+import { migrationsFolder, schema, type Schema } from './db/index.js';
+import { createSessionStore } from './modules/auth/auth.service.js';
+import { registerModules, VERSION } from './modules/index.js';
+
+export interface AppOverrides {
+  /** A database the caller owns (tests); otherwise one is opened from the config and closed with the app. */
+  database?: DatabaseHandle<Schema>;
+  logger?: ServerOptions['logger'];
+  throttle?: LoginThrottle;
+}
+
+export async function openDatabase(config: Readonly<Config>) {
+  const database = await createDatabase({
+    url: config.database.url,
+    dataDir: config.database.dataDir,
+    poolSize: config.database.poolSize,
+    schema,
+    migrationsFolder,
+    extensions: ['pg_trgm'],
+  });
+  await database.migrate();
+  return database;
+}
+
+/** Builds the log tracker; never listens, so tests drive it with `inject`. */
+export async function buildApp(config: Readonly<Config>, overrides: AppOverrides = {}) {
+  const app = createServer({
+    logLevel: config.logLevel,
+    trustProxy: config.trustProxy,
+    logger: overrides.logger,
+  });
+
+  const database = overrides.database ?? (await openDatabase(config));
+  if (!overrides.database) app.addHook('onClose', () => database.close());
+
+  await app.register(authPlugin, {
+    secret: config.auth.jwtSecret,
+    store: createSessionStore({ db: database.db, ttlDays: config.auth.tokenTtlDays }),
+  });
+  await registerFoundation(app, {
+    cors: config.cors,
+    rateLimit: { ...config.rateLimit, identify: (request) => app.auth.peekSubject(request) },
+    docs: {
+      title: 'Log Tracker API',
+      description: 'Collects application logs per project, filters, searches and analyses them.',
+      version: VERSION,
+      prefix: '/docs',
+      tags: [
+        { name: 'auth', description: 'Accounts and sessions' },
+        { name: 'projects', description: 'Projects and their members' },
+        { name: 'logs', description: 'Submitting and reading logs' },
+        { name: 'stats', description: 'Statistics' },
+        { name: 'config', description: 'Per-project configuration' },
+        { name: 'health', description: 'Health' },
+      ],
+    },
+  });
+  await registerModules(app, { config, database, throttle: overrides.throttle ?? createLoginThrottle() });
+  return app;
+}

@@ -1,0 +1,66 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { timestamps } from './columns.js';
+import { users } from './users.js';
+
+export const LOG_LEVELS = ['error', 'warning', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const PROJECT_ROLES = ['owner', 'member'] as const;
+export type ProjectRole = (typeof PROJECT_ROLES)[number];
+
+export interface NotificationSettings {
+  enabled: boolean;
+  webhook_url: string | null;
+  email_recipients: string[];
+  threshold: { count: number; window_minutes: number };
+  quiet_period_minutes: number;
+}
+
+export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
+  enabled: false,
+  webhook_url: null,
+  email_recipients: [],
+  threshold: { count: 1, window_minutes: 5 },
+  quiet_period_minutes: 15,
+};
+
+export const projects = pgTable(
+  'projects',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    name: text('name').notNull(),
+    description: text('description'),
+    repositoryUrl: text('repository_url'),
+    createdBy: integer('created_by').references(() => users.id, { onDelete: 'set null' }),
+    retentionDays: integer('retention_days').notNull().default(30),
+    alertLevels: jsonb('alert_levels').$type<LogLevel[]>().notNull().default(['error']),
+    notificationSettings: jsonb('notification_settings')
+      .$type<NotificationSettings>()
+      .notNull()
+      .default(DEFAULT_NOTIFICATION_SETTINGS),
+    ...timestamps,
+  },
+  (t) => [check('projects_retention_days_range', sql`${t.retentionDays} between 1 and 3650`)],
+);
+
+export const projectMembers = pgTable(
+  'project_members',
+  {
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role').$type<ProjectRole>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.userId] }),
+    index('project_members_user_idx').on(t.userId),
+    check('project_members_role_valid', sql`${t.role} in ('owner', 'member')`),
+  ],
+);
+
+export type Project = typeof projects.$inferSelect;

@@ -1,0 +1,70 @@
+import { generateSessionId, hashPassword, verifyAgainstDecoy, verifyPassword, type LoginThrottle, type SessionStore } from '@repo/auth';
+import { AppError } from '@repo/http';
+import type { DbTx } from '../../db/index.js';
+import * as repo from './auth.repository.js';
+import type { LoginBody, RegisterBody } from './auth.schemas.js';
+
+/** The sessions table behind bearer tokens: every log-tracker user has the one role `user`. */
+export function createSessionStore(deps: { db: DbTx; ttlDays: number }): SessionStore {
+  return {
+    async create({ userId, ip, userAgent }) {
+      const id = generateSessionId();
+      await repo.insertSession(deps.db, { id, userId, ip, userAgent });
+      return { id };
+    },
+    async resolve(sessionId, userId) {
+      const session = await repo.resolveSession(deps.db, sessionId, userId, deps.ttlDays);
+      return session ? { role: 'user' } : null;
+    },
+    revoke: (sessionId) => repo.revokeSession(deps.db, sessionId),
+    revokeAllForUser: (userId, except) => repo.revokeUserSessions(deps.db, userId, except),
+  };
+}
+
+export function createAuthService(deps: { db: DbTx; throttle: LoginThrottle; sessions: SessionStore }) {
+  const { db } = deps;
+  return {
+    async register(body: RegisterBody) {
+      const existing = await repo.findUserByEmail(db, body.email);
+      if (existing) {
+        throw new AppError('conflict', 'An account with this e-mail already exists', {
+          errors: { email: ['The email has already been taken'] },
+        });
+      }
+      const user = await repo.insertUser(db, {
+        name: body.name,
+        email: body.email,
+        passwordHash: await hashPassword(body.password),
+      });
+      if (!user) {
+        throw new AppError('conflict', 'An account with this e-mail already exists', {
+          errors: { email: ['The email has already been taken'] },
+        });
+      }
+      return user;
+    },
+
+    /** Uniform failure whatever went wrong, throttled per e-mail and per IP. */
+    async login(body: LoginBody, ip: string) {
+      deps.throttle.check(body.email, ip);
+      const user = await repo.findUserByEmail(db, body.email);
+      const ok = user ? await verifyPassword(user.passwordHash, body.password) : await verifyAgainstDecoy(body.password);
+      if (!user || !ok) {
+        deps.throttle.fail(body.email, ip);
+        throw new AppError('unauthenticated', 'These credentials do not match our records');
+      }
+      deps.throttle.succeed(body.email);
+      return user;
+    },
+
+    logout: (sessionId: string) => deps.sessions.revoke(sessionId),
+
+    async me(userId: number) {
+      const user = await repo.findUserById(db, userId);
+      if (!user) throw new AppError('unauthenticated', 'The session has ended; sign in again');
+      return user;
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,58 @@
+import { escapeLike, withTransaction } from '@repo/db';
+import { and, count, desc, eq, gte, ilike, lte, type SQL } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { logs, projectMembers, type LogLevel, type NewLog } from '../../db/schema/index.js';
+
+export interface LogFilters {
+  level?: LogLevel;
+  from?: Date;
+  to?: Date;
+  search?: string;
+}
+
+// 8 columns × 1 000 rows stays far below PostgreSQL's 65 535 parameters per statement.
+const INSERT_CHUNK = 1_000;
+
+/** Inserts every row or none: a batch is one transaction. */
+export async function insertLogs(db: DbTx, rows: NewLog[]) {
+  if (rows.length === 1) {
+    return db.insert(logs).values(rows).returning();
+  }
+  await withTransaction(db, async (tx) => {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      await tx.insert(logs).values(rows.slice(i, i + INSERT_CHUNK));
+    }
+  });
+  return [];
+}
+
+function where(projectId: number, filters: LogFilters): SQL | undefined {
+  return and(
+    eq(logs.projectId, projectId),
+    filters.level ? eq(logs.level, filters.level) : undefined,
+    filters.from ? gte(logs.timestamp, filters.from) : undefined,
+    filters.to ? lte(logs.timestamp, filters.to) : undefined,
+    // The search text is matched literally: %, _ and \ lose their LIKE meaning.
+    filters.search ? ilike(logs.message, `%${escapeLike(filters.search)}%`) : undefined,
+  );
+}
+
+export async function listLogs(db: DbTx, projectId: number, filters: LogFilters, limit: number, offset: number) {
+  const condition = where(projectId, filters);
+  const [rows, totals] = await Promise.all([
+    db.select().from(logs).where(condition).orderBy(desc(logs.timestamp), desc(logs.id)).limit(limit).offset(offset),
+    db.select({ n: count() }).from(logs).where(condition),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/** A log the user may read: one of a project they are a member of. */
+export async function findLogForMember(db: DbTx, logId: number, userId: number) {
+  const [row] = await db
+    .select({ log: logs })
+    .from(logs)
+    .innerJoin(projectMembers, and(eq(projectMembers.projectId, logs.projectId), eq(projectMembers.userId, userId)))
+    .where(eq(logs.id, logId))
+    .limit(1);
+  return row?.log;
+}

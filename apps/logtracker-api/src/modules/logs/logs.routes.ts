@@ -1,0 +1,105 @@
+import { requireActor } from '@repo/auth';
+import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
+import { errorResponses } from '@repo/schemas';
+import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import type { LogsService } from './logs.service.js';
+import {
+  BatchBody,
+  BatchEnvelope,
+  ListLogsQuery,
+  LogEntryBody,
+  LogEnvelope,
+  LogListEnvelope,
+  LogParams,
+  presentLog,
+} from './logs.schemas.js';
+
+const security = [{ bearerAuth: [] }];
+
+export function logsRoutes(deps: { logs: LogsService; batchMaxEntries: number; batchMaxBytes: number }): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.addHook('onRequest', app.auth.authenticate);
+
+    app.get(
+      '/projects/:project_id/logs',
+      {
+        schema: {
+          operationId: 'listLogs',
+          tags: ['logs'],
+          summary: 'Logs of a project, newest first, filtered and paginated',
+          description:
+            '`search` is a case-insensitive substring match on the message; `%`, `_` and `\\` are matched literally.',
+          security,
+          params: ProjectScopedParams,
+          querystring: ListLogsQuery,
+          response: { 200: LogListEnvelope, ...errorResponses(401, 404, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { rows, meta } = await deps.logs.list(requireActor(request), request.params.project_id, request.query);
+        return { data: rows.map(presentLog), meta };
+      },
+    );
+
+    app.post(
+      '/projects/:project_id/logs',
+      {
+        schema: {
+          operationId: 'createLog',
+          tags: ['logs'],
+          summary: 'Submit one log entry',
+          security,
+          params: ProjectScopedParams,
+          body: LogEntryBody,
+          response: { 201: LogEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
+        },
+      },
+      async (request, reply) => {
+        const log = await deps.logs.create(requireActor(request), request.params.project_id, request.body);
+        return reply.status(201).send({ data: presentLog(log), message: 'Log stored' });
+      },
+    );
+
+    app.post(
+      '/projects/:project_id/logs/batch',
+      {
+        bodyLimit: deps.batchMaxBytes,
+        // Counted before validation, so an oversized batch answers 413 without validating every entry.
+        preValidation: async (request) => {
+          const body = request.body as { logs?: unknown } | undefined;
+          if (body && Array.isArray(body.logs) && body.logs.length > deps.batchMaxEntries) {
+            throw new AppError('payload_too_large', `A batch holds at most ${deps.batchMaxEntries} entries`);
+          }
+        },
+        schema: {
+          operationId: 'createLogBatch',
+          tags: ['logs'],
+          summary: 'Submit many log entries at once; validated whole, all stored or none',
+          description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored.`,
+          security,
+          params: ProjectScopedParams,
+          body: BatchBody,
+          response: { 201: BatchEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
+        },
+      },
+      async (request, reply) => {
+        const result = await deps.logs.createBatch(requireActor(request), request.params.project_id, request.body.logs);
+        return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
+      },
+    );
+
+    app.get(
+      '/logs/:id',
+      {
+        schema: {
+          operationId: 'getLog',
+          tags: ['logs'],
+          security,
+          params: LogParams,
+          response: { 200: LogEnvelope, ...errorResponses(401, 404, 422, 429) },
+        },
+      },
+      async (request) => ({ data: presentLog(await deps.logs.get(requireActor(request), request.params.id)) }),
+    );
+  };
+}

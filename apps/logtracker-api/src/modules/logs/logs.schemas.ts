@@ -1,0 +1,77 @@
+import { bigId, iso, NO_NUL_MESSAGE, noNul, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
+import { z } from 'zod';
+import { LOG_LEVELS, type Log } from '../../db/schema/index.js';
+
+const MIN_TIME = Date.parse('1970-01-01T00:00:00Z');
+const MAX_TIME = Date.parse('2100-01-01T00:00:00Z');
+
+export const logLevel = z.enum(LOG_LEVELS, { message: `Must be one of: ${LOG_LEVELS.join(', ')}` });
+
+/** An ISO 8601 instant with a zone, within the range a log can sensibly carry. */
+export const logTime = z.iso
+  .datetime({ offset: true, message: 'Must be an ISO 8601 date-time with a time zone, e.g. 2026-01-02T03:04:05Z' })
+  .transform((v) => new Date(v))
+  .refine((d) => d.getTime() >= MIN_TIME && d.getTime() < MAX_TIME, 'Must be between 1970 and 2100');
+
+function containsNul(value: unknown): boolean {
+  return JSON.stringify(value).includes('\\u0000');
+}
+
+export const LogEntryBody = z.object({
+  level: logLevel,
+  message: z.string().min(1, 'Message is required').max(65_536).refine(noNul, NO_NUL_MESSAGE),
+  context: z
+    .record(z.string(), z.unknown())
+    .refine((c) => !containsNul(c), NO_NUL_MESSAGE)
+    .nullish(),
+  timestamp: logTime.optional(),
+  source: z.string().trim().min(1).max(255).refine(noNul, NO_NUL_MESSAGE).nullish(),
+});
+export type LogEntryBody = z.infer<typeof LogEntryBody>;
+
+export const BatchBody = z.object({
+  logs: z.array(LogEntryBody).min(1, 'Send at least one log entry'),
+});
+
+export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 })
+  .extend({
+    level: logLevel.optional(),
+    from_date: logTime.optional(),
+    to_date: logTime.optional(),
+    search: z.string().min(1).max(500).refine(noNul, NO_NUL_MESSAGE).optional(),
+  })
+  .refine((q) => !q.from_date || !q.to_date || q.from_date <= q.to_date, {
+    path: ['to_date'],
+    message: 'Must not be before from_date',
+  });
+export type ListLogsQuery = z.infer<typeof ListLogsQuery>;
+
+export const LogParams = z.object({ id: bigId });
+
+export const LogResponse = z.object({
+  id: z.number().int(),
+  project_id: z.number().int(),
+  level: logLevel,
+  message: z.string(),
+  context: z.record(z.string(), z.unknown()).nullable(),
+  source: z.string().nullable(),
+  timestamp,
+  received_at: timestamp,
+});
+
+export const LogEnvelope = envelope(LogResponse);
+export const LogListEnvelope = paginatedEnvelope(LogResponse);
+export const BatchEnvelope = envelope(z.object({ accepted: z.number().int() }));
+
+export function presentLog(log: Log) {
+  return {
+    id: log.id,
+    project_id: log.projectId,
+    level: log.level,
+    message: log.message,
+    context: log.context ?? null,
+    source: log.source,
+    timestamp: iso(log.timestamp),
+    received_at: iso(log.receivedAt),
+  };
+}

@@ -1,0 +1,43 @@
+import type { Actor } from '@repo/auth';
+import { AppError } from '@repo/http';
+import type { DbTx } from '../../db/index.js';
+import { DEFAULT_NOTIFICATION_SETTINGS } from '../../db/schema/index.js';
+import * as projectsRepo from '../projects/projects.repository.js';
+import type { ProjectAccess } from '../projects/projects.service.js';
+import type { UpdateConfigBody } from './project-config.schemas.js';
+
+export function createProjectConfigService(deps: { db: DbTx; access: ProjectAccess }) {
+  return {
+    async get(actor: Actor, projectId: number) {
+      const { project } = await deps.access.member(actor, projectId);
+      return project;
+    },
+
+    /** Owners only. Notification settings merge over the current ones, so a partial update keeps the rest. */
+    async update(actor: Actor, projectId: number, body: UpdateConfigBody) {
+      const { project } = await deps.access.owner(actor, projectId);
+      const current = { ...DEFAULT_NOTIFICATION_SETTINGS, ...project.notificationSettings };
+      const settings = body.notification_settings
+        ? {
+            ...current,
+            ...body.notification_settings,
+            threshold: { ...current.threshold, ...body.notification_settings.threshold },
+          }
+        : undefined;
+      if (settings?.enabled && !settings.webhook_url && settings.email_recipients.length === 0) {
+        throw AppError.validation({
+          'notification_settings.enabled': ['Enabled notifications need a webhook_url or at least one e-mail recipient'],
+        });
+      }
+      const updated = await projectsRepo.updateProject(deps.db, projectId, {
+        retentionDays: body.retention_days,
+        alertLevels: body.alert_levels,
+        notificationSettings: settings,
+      });
+      if (!updated) throw AppError.notFound('Project');
+      return updated;
+    },
+  };
+}
+
+export type ProjectConfigService = ReturnType<typeof createProjectConfigService>;

@@ -1,0 +1,73 @@
+import { and, count, desc, eq, sql } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
+
+/** The project and the caller's role in it, or undefined when the caller is not a member. */
+export async function findForMember(db: DbTx, projectId: number, userId: number) {
+  const [row] = await db
+    .select({ project: projects, role: projectMembers.role })
+    .from(projects)
+    .innerJoin(projectMembers, and(eq(projectMembers.projectId, projects.id), eq(projectMembers.userId, userId)))
+    .where(eq(projects.id, projectId))
+    .limit(1);
+  return row;
+}
+
+export async function findMembership(db: DbTx, projectId: number, userId: number) {
+  const [row] = await db
+    .select({ role: projectMembers.role })
+    .from(projectMembers)
+    .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.userId, userId)))
+    .limit(1);
+  return row?.role;
+}
+
+export async function listForMember(db: DbTx, userId: number, limit: number, offset: number) {
+  const rows = await db
+    .select({ project: projects, role: projectMembers.role })
+    .from(projects)
+    .innerJoin(projectMembers, eq(projectMembers.projectId, projects.id))
+    .where(eq(projectMembers.userId, userId))
+    .orderBy(desc(projects.createdAt), desc(projects.id))
+    .limit(limit)
+    .offset(offset);
+  const [total] = await db.select({ n: count() }).from(projectMembers).where(eq(projectMembers.userId, userId));
+  return { rows, total: total?.n ?? 0 };
+}
+
+export async function insertProject(
+  db: DbTx,
+  values: { name: string; description?: string | null; repositoryUrl?: string | null; createdBy: number },
+) {
+  const [project] = await db.insert(projects).values(values).returning();
+  if (!project) throw new Error('insert returned no project');
+  return project;
+}
+
+export async function insertMember(db: DbTx, values: { projectId: number; userId: number; role: ProjectRole }) {
+  await db.insert(projectMembers).values(values);
+}
+
+export async function updateProject(
+  db: DbTx,
+  projectId: number,
+  values: Partial<{
+    name: string;
+    description: string | null;
+    repositoryUrl: string | null;
+    retentionDays: number;
+    alertLevels: (typeof projects.$inferInsert)['alertLevels'];
+    notificationSettings: (typeof projects.$inferInsert)['notificationSettings'];
+  }>,
+) {
+  const [project] = await db
+    .update(projects)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(eq(projects.id, projectId))
+    .returning();
+  return project;
+}
+
+export async function deleteProject(db: DbTx, projectId: number) {
+  await db.delete(projects).where(eq(projects.id, projectId));
+}

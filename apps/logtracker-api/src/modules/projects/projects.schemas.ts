@@ -1,0 +1,50 @@
+import { envelope, idParams, iso, paginatedEnvelope, paginationQuery, timestamp } from '@repo/schemas';
+import { z } from 'zod';
+import { PROJECT_ROLES, type Project, type ProjectRole } from '../../db/schema/index.js';
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, message: 'Must be an http(s) URL' })
+  .max(2048);
+
+export const CreateProjectBody = z.object({
+  name: z.string().trim().min(1, 'Name is required').max(255),
+  description: z.string().trim().max(5000).nullish(),
+  repository_url: httpUrl.nullish(),
+});
+export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
+
+export const UpdateProjectBody = CreateProjectBody.partial().refine(
+  (b) => b.name !== undefined || b.description !== undefined || b.repository_url !== undefined,
+  { message: 'Send at least one of name, description, repository_url' },
+);
+export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
+
+export const ProjectParams = idParams;
+export const ProjectScopedParams = z.object({ project_id: idParams.shape.id });
+
+export const ListProjectsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 100 });
+
+export const ProjectResponse = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string().nullable(),
+  repository_url: z.string().nullable(),
+  role: z.enum(PROJECT_ROLES),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export const ProjectEnvelope = envelope(ProjectResponse);
+export const ProjectListEnvelope = paginatedEnvelope(ProjectResponse);
+
+export function presentProject(project: Project, role: ProjectRole) {
+  return {
+    id: project.id,
+    name: project.name,
+    description: project.description,
+    repository_url: project.repositoryUrl,
+    role,
+    created_at: iso(project.createdAt),
+    updated_at: iso(project.updatedAt),
+  };
+}

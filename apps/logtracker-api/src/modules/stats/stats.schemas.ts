@@ -1,0 +1,48 @@
+import { envelope, timestamp } from '@repo/schemas';
+import { z } from 'zod';
+
+export const TIME_RANGES = ['1h', '24h', '7d', '30d'] as const;
+export type TimeRange = (typeof TIME_RANGES)[number];
+
+/** The length of each range and the bucket its series is cut into. */
+export const RANGE_SPEC: Record<TimeRange, { ms: number; bucketMs: number }> = {
+  '1h': { ms: 3_600_000, bucketMs: 5 * 60_000 },
+  '24h': { ms: 86_400_000, bucketMs: 3_600_000 },
+  '7d': { ms: 7 * 86_400_000, bucketMs: 6 * 3_600_000 },
+  '30d': { ms: 30 * 86_400_000, bucketMs: 86_400_000 },
+};
+
+export const timeRange = z.enum(TIME_RANGES, { message: `Must be one of: ${TIME_RANGES.join(', ')}` });
+
+export const StatsQuery = z.object({ time_range: timeRange.default('24h') });
+
+const levelCounts = z.object({
+  error: z.number().int(),
+  warning: z.number().int(),
+  info: z.number().int(),
+  debug: z.number().int(),
+});
+
+const periodTotals = z.object({
+  total: z.number().int(),
+  by_level: levelCounts,
+  error_rate: z.number(),
+});
+
+export const StatsResponse = z.object({
+  time_range: timeRange,
+  from: timestamp,
+  to: timestamp,
+  bucket_seconds: z.number().int(),
+  ...periodTotals.shape,
+  series: z.array(z.object({ start: timestamp, total: z.number().int(), ...levelCounts.shape })),
+  top_sources: z.array(z.object({ source: z.string().nullable(), count: z.number().int() })),
+  previous_period: periodTotals.extend({ from: timestamp, to: timestamp }),
+  change: z.object({
+    total_pct: z.number().nullable().describe('Percent change of the total against the previous period; null when it had none'),
+    errors_pct: z.number().nullable(),
+    error_rate_delta: z.number().describe('Difference of error rates, in points of rate (0.05 = five percentage points)'),
+  }),
+});
+
+export const StatsEnvelope = envelope(StatsResponse);

@@ -1,0 +1,4 @@
+export * from './passwords.js';
+export * from './tokens.js';
+export * from './throttle.js';
+export { authPlugin, requireActor, type Actor, type AuthPluginOptions, type SessionStore, type TokenClaims } from './plugin.js';

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses an environment with a zod schema; a failure lists every bad variable in one readable message. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
+/** Zod pieces for the variables every service reads. */
+export const env = {
+  bool,
+  csv,
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  nodeEnv: z.enum(['development', 'production', 'test']).default('development'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  postgresUrl: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+};
+
+/** The variables both services share; each app extends this object with its own. */
+export const commonEnvShape = {
+  NODE_ENV: env.nodeEnv,
+  HOST: z.string().min(1).optional(),
+  LOG_LEVEL: env.logLevel,
+  DATABASE_URL: env.postgresUrl,
+  DATABASE_POOL_SIZE: env.positiveInt(10),
+  DATA_DIR: z.string().min(1).optional(),
+  CORS_ORIGINS: csv.default(['http://localhost:3000', 'http://localhost:5173', 'http://localhost:5174']),
+  RATE_LIMIT_AUTHENTICATED: env.positiveInt(60),
+  RATE_LIMIT_PUBLIC: env.positiveInt(30),
+  RATE_LIMIT_STORE: z.enum(['memory', 'redis']).default('memory'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  TOKEN_TTL_DAYS: env.positiveInt(30),
+  TRUST_PROXY: bool.default(false),
+};
+
+export interface CommonConfig {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  logLevel: string;
+  database: { url?: string; dataDir: string; poolSize: number };
+  cors: { origins: string[] };
+  rateLimit: { authenticated: number; public: number; store: 'memory' | 'redis'; redisUrl?: string };
+  auth: { jwtSecret: string; tokenTtlDays: number };
+  trustProxy: boolean;
+}
+
+type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
+
+/**
+ * Turns the parsed common variables into the typed config shared by both apps.
+ * Secrets production must set are generated and kept in the data directory elsewhere,
+ * so a fresh checkout runs with no configuration and tokens survive restarts.
+ */
+export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; port: number }): CommonConfig {
+  const production = parsed.NODE_ENV === 'production';
+  const dataDir = parsed.DATA_DIR ?? join(process.cwd(), '.data', opts.appName);
+  if (parsed.RATE_LIMIT_STORE === 'redis' && !parsed.REDIS_URL) {
+    throw new ConfigError('Invalid configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis');
+  }
+  return {
+    env: parsed.NODE_ENV,
+    host: parsed.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
+    port: opts.port,
+    logLevel: parsed.LOG_LEVEL,
+    database: { url: parsed.DATABASE_URL, dataDir, poolSize: parsed.DATABASE_POOL_SIZE },
+    cors: { origins: parsed.CORS_ORIGINS },
+    rateLimit: {
+      authenticated: parsed.RATE_LIMIT_AUTHENTICATED,
+      public: parsed.RATE_LIMIT_PUBLIC,
+      store: parsed.RATE_LIMIT_STORE,
+      redisUrl: parsed.REDIS_URL,
+    },
+    auth: {
+      jwtSecret: resolveSecret({ name: 'JWT_SECRET', value: parsed.JWT_SECRET, dataDir, production }),
+      tokenTtlDays: parsed.TOKEN_TTL_DAYS,
+    },
+    trustProxy: parsed.TRUST_PROXY,
+  };
+}
+
+/**
+ * A secret production must set. Outside production a missing one is generated once and kept in
+ * `<dataDir>/secrets.json`; with an in-memory database it lives as long as the process.
+ */
+export function resolveSecret(opts: { name: string; value?: string; dataDir: string; production: boolean }): string {
+  if (opts.value) return opts.value;
+  if (opts.production) {
+    throw new ConfigError(`Invalid configuration:\n  ${opts.name}: required in production (NODE_ENV=production)`);
+  }
+  if (opts.dataDir.startsWith('memory://')) return randomBytes(32).toString('base64url');
+  const file = join(opts.dataDir, 'secrets.json');
+  let secrets: Record<string, string> = {};
+  try {
+    secrets = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch {
+    secrets = {};
+  }
+  const existing = secrets[opts.name];
+  if (existing) return existing;
+  const generated = randomBytes(32).toString('base64url');
+  mkdirSync(opts.dataDir, { recursive: true });
+  writeFileSync(file, JSON.stringify({ ...secrets, [opts.name]: generated }, null, 2), { mode: 0o600 });
+  return generated;
+}

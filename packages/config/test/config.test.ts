@@ -1,0 +1,78 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { buildCommonConfig, commonEnvShape, ConfigError, parseEnv, resolveSecret } from '../src/index.js';
+
+const schema = z.object({ ...commonEnvShape, PORT: z.coerce.number().int().default(8001) });
+
+describe('parseEnv', () => {
+  it('applies the defaults of an empty environment', () => {
+    const parsed = parseEnv(schema, {});
+    expect(parsed.RATE_LIMIT_AUTHENTICATED).toBe(60);
+    expect(parsed.RATE_LIMIT_PUBLIC).toBe(30);
+    expect(parsed.CORS_ORIGINS).toEqual(['http://localhost:3000', 'http://localhost:5173', 'http://localhost:5174']);
+    expect(parsed.PORT).toBe(8001);
+  });
+
+  it('lists every bad variable in one message', () => {
+    let error: unknown;
+    try {
+      parseEnv(schema, { PORT: 'abc', DATABASE_URL: 'mysql://x', RATE_LIMIT_PUBLIC: '-1' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain('PORT');
+    expect(message).toContain('DATABASE_URL');
+    expect(message).toContain('RATE_LIMIT_PUBLIC');
+  });
+
+  it('splits comma-separated origins', () => {
+    expect(parseEnv(schema, { CORS_ORIGINS: 'https://a.example, https://b.example' }).CORS_ORIGINS).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ]);
+  });
+});
+
+describe('buildCommonConfig', () => {
+  it('binds to loopback outside production and to every interface in production', () => {
+    const dev = buildCommonConfig(parseEnv(schema, { DATA_DIR: 'memory://' }), { appName: 'x', port: 1 });
+    expect(dev.host).toBe('127.0.0.1');
+    const prod = buildCommonConfig(
+      parseEnv(schema, { NODE_ENV: 'production', JWT_SECRET: 'a'.repeat(40), DATA_DIR: 'memory://' }),
+      { appName: 'x', port: 1 },
+    );
+    expect(prod.host).toBe('0.0.0.0');
+  });
+
+  it('refuses to start in production without a JWT secret', () => {
+    expect(() =>
+      buildCommonConfig(parseEnv(schema, { NODE_ENV: 'production', DATA_DIR: 'memory://' }), { appName: 'x', port: 1 }),
+    ).toThrow(/JWT_SECRET: required in production/);
+  });
+
+  it('requires REDIS_URL for the redis rate-limit store', () => {
+    expect(() =>
+      buildCommonConfig(parseEnv(schema, { RATE_LIMIT_STORE: 'redis', DATA_DIR: 'memory://' }), { appName: 'x', port: 1 }),
+    ).toThrow(/REDIS_URL/);
+  });
+});
+
+describe('resolveSecret', () => {
+  it('generates a secret once and keeps it in the data directory', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const first = resolveSecret({ name: 'JWT_SECRET', dataDir, production: false });
+    const second = resolveSecret({ name: 'JWT_SECRET', dataDir, production: false });
+    expect(first).toHaveLength(43);
+    expect(second).toBe(first);
+    expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'))).toEqual({ JWT_SECRET: first });
+  });
+
+  it('prefers the configured value', () => {
+    expect(resolveSecret({ name: 'S', value: 'given', dataDir: 'memory://', production: true })).toBe('given');
+  });
+});

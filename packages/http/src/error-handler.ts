@@ -1,0 +1,89 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { AppError, errorStatus, type FieldErrors } from './errors.js';
+
+const contextPrefix: Record<string, string> = { querystring: '', params: '', body: '', headers: '' };
+
+/** Turns validation issues into `{ "logs.3.level": ["…"] }`, the dotted paths clients show beside fields. */
+function fieldErrors(error: FastifyError): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of error.validation ?? []) {
+    const path = issue.instancePath.replace(/^\//, '').split('/').filter(Boolean).join('.');
+    const key = (contextPrefix[error.validationContext ?? ''] ?? '') + (path || (error.validationContext ?? 'body'));
+    (errors[key] ??= []).push(issue.message ?? 'Invalid value');
+  }
+  return errors;
+}
+
+/** Maps Fastify's own errors (parsers, limits) onto the envelope's codes. */
+function fromFastifyError(error: FastifyError): AppError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('bad_request', 'Unsupported content type; send application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('bad_request', 'The request body is empty but its content type is application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('bad_request', 'The request body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('bad_request', 'The Content-Length header does not match the body');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return new AppError('bad_request', 'The request body is not valid JSON');
+  }
+  if (error.statusCode === 413) return new AppError('payload_too_large', 'The request body is too large');
+  if (error.statusCode === 415) return new AppError('bad_request', 'Unsupported content type; send application/json');
+  return undefined;
+}
+
+function send(reply: FastifyReply, request: FastifyRequest, error: AppError) {
+  if (error.headers) reply.headers(error.headers);
+  const body: Record<string, unknown> = { error: error.code, message: error.message };
+  if (error.errors) body.errors = error.errors;
+  if (error.statusCode >= 500) body.request_id = request.id;
+  return reply.status(error.statusCode).type('application/json; charset=utf-8').send(body);
+}
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) {
+    if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error }, error.message);
+    return send(reply, request, error);
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    return send(reply, request, AppError.validation(fieldErrors(error)));
+  }
+  if (error.validation) {
+    return send(reply, request, AppError.validation(fieldErrors(error)));
+  }
+  const mapped = fromFastifyError(error);
+  if (mapped) return send(reply, request, mapped);
+  if (error.statusCode === 429) {
+    return send(reply, request, new AppError('rate_limited', 'Too many requests, retry later'));
+  }
+  // Anything else is a bug or an outage: log everything, answer nothing internal.
+  if (isResponseSerializationError(error)) {
+    request.log.error({ err: error, issues: error.cause }, 'response does not match its schema');
+  } else {
+    request.log.error({ err: error }, 'unhandled error');
+  }
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status < 500) {
+    const code = (Object.keys(errorStatus) as (keyof typeof errorStatus)[]).find((c) => errorStatus[c] === status);
+    return send(reply, request, new AppError(code ?? 'bad_request', error.message));
+  }
+  return send(reply, request, new AppError('internal_error', 'An unexpected error occurred'));
+}
+
+export const errorHandlerPlugin = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler(handleError);
+    app.setNotFoundHandler((request, reply) =>
+      send(reply, request, new AppError('route_not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)),
+    );
+  },
+  { name: 'error-handler' },
+);

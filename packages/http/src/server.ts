@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { Redis } from 'ioredis';
+import { errorHandlerPlugin } from './error-handler.js';
+import { AppError } from './errors.js';
+
+export interface ServerOptions {
+  logLevel: string;
+  trustProxy?: boolean;
+  bodyLimit?: number;
+  /** Extra pino options, e.g. a destination stream in tests. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * A Fastify instance with the conventions both services share: zod validation and serialisation,
+ * request ids taken from `x-request-id` (or generated) and echoed back, structured pino logs that
+ * never carry credentials, and the one error envelope.
+ */
+export function createServer(options: ServerOptions) {
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: options.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'], remove: true },
+    },
+    trustProxy: options.trustProxy ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // The APIs speak JSON only: without this, Fastify's built-in text/plain parser hands a string to
+  // the route (a 422 "expected object" instead of the 400 for a wrong content type).
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.register(errorHandlerPlugin);
+  return app;
+}
+
+export type AppInstance = ReturnType<typeof createServer>;
+
+export interface FoundationOptions {
+  cors: { origins: string[] };
+  rateLimit: {
+    authenticated: number;
+    public: number;
+    store: 'memory' | 'redis';
+    redisUrl?: string;
+    /** Names the authenticated caller of a request cheaply (no database), or undefined for a public caller. */
+    identify?: (request: FastifyRequest) => string | undefined;
+  };
+  docs: { title: string; description: string; version: string; prefix: string; tags?: { name: string; description: string }[] };
+}
+
+/**
+ * CORS, rate limits and the OpenAPI document. Registered before the routes so that swagger sees
+ * every route and the rate limiter runs on every request.
+ */
+export async function registerFoundation(app: FastifyInstance, options: FoundationOptions) {
+  await app.register(cors, {
+    origin: options.cors.origins,
+    credentials: true,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+  });
+
+  const { identify } = options.rateLimit;
+  const redis =
+    options.rateLimit.store === 'redis' && options.rateLimit.redisUrl
+      ? new Redis(options.rateLimit.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
+      : undefined;
+  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
+
+  await app.register(rateLimit, {
+    global: true,
+    redis,
+    skipOnError: true,
+    keyGenerator: (request) => {
+      const who = identify?.(request);
+      return who ? `user:${who}` : `ip:${request.ip}`;
+    },
+    max: (_request, key) => (key.startsWith('user:') ? options.rateLimit.authenticated : options.rateLimit.public),
+    timeWindow: 60_000,
+    // The browsable docs load several assets at once; they are static and not worth limiting.
+    allowList: (request) => request.url.startsWith(options.docs.prefix),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `Too many requests, retry in ${Math.ceil(context.ttl / 1000)} seconds`, {
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
+      }),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: options.docs.title, description: options.docs.description, version: options.docs.version },
+      servers: [],
+      tags: options.docs.tags,
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: options.docs.prefix, uiConfig: { docExpansion: 'list' } });
+}
+
+/** Route options that take a route out of the rate limiter (health probes, documentation). */
+export const noRateLimit = { rateLimit: false } as const;

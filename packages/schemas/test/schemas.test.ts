@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { email, envelope, errorResponses, idParams, iso, isoDateTime, paginationQuery, timestamp } from '../src/index.js';
+import { z } from 'zod';
+
+describe('shared schemas', () => {
+  it('coerces path ids and refuses non-positive or non-integer ones', () => {
+    expect(idParams.parse({ id: '42' })).toEqual({ id: 42 });
+    expect(idParams.safeParse({ id: '0' }).success).toBe(false);
+    expect(idParams.safeParse({ id: '1.5' }).success).toBe(false);
+    expect(idParams.safeParse({ id: 'abc' }).success).toBe(false);
+  });
+
+  it('bounds pagination and applies defaults', () => {
+    const q = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 });
+    expect(q.parse({})).toEqual({ page: 1, per_page: 50 });
+    expect(q.parse({ page: '3', per_page: '500' })).toEqual({ page: 3, per_page: 500 });
+    expect(q.safeParse({ per_page: '501' }).success).toBe(false);
+    expect(q.safeParse({ page: '0' }).success).toBe(false);
+  });
+
+  it('parses ISO instants with an offset and prints them in UTC', () => {
+    const d = isoDateTime.parse('2026-03-01T10:00:00+02:00');
+    expect(d.toISOString()).toBe('2026-03-01T08:00:00.000Z');
+    expect(isoDateTime.safeParse('yesterday').success).toBe(false);
+    expect(timestamp.parse(iso(d))).toBe('2026-03-01T08:00:00.000Z');
+    expect(iso(null)).toBeNull();
+  });
+
+  it('normalises e-mail addresses', () => {
+    expect(email.parse('  Ada@Example.COM ')).toBe('ada@example.com');
+    expect(email.safeParse('not-an-email').success).toBe(false);
+  });
+
+  it('builds envelopes and error responses', () => {
+    expect(envelope(z.object({ a: z.number() })).parse({ data: { a: 1 } })).toEqual({ data: { a: 1 } });
+    expect(Object.keys(errorResponses(401, 404, 422))).toEqual(['401', '404', '422']);
+  });
+});
