@@ -3,3 +3,5 @@ export * from './pagination.js';
 export { errorHandlerPlugin, handleError } from './error-handler.js';
 export { createServer, registerFoundation, noRateLimit, type AppInstance, type FoundationOptions, type ServerOptions } from './server.js';
 export type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
+export { healthRoutes } from './health.js';
+export { runServer } from './run.js';

@@ -107,7 +107,6 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
         headers: { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
       }),
   });
-
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

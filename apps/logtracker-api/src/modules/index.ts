@@ -1,11 +1,11 @@
 import type { LoginThrottle } from '@repo/auth';
 import type { DatabaseHandle } from '@repo/db';
+import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Schema } from '../db/index.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { createAuthService } from './auth/auth.service.js';
-import { healthRoutes } from './health/health.routes.js';
 import { logsRoutes } from './logs/logs.routes.js';
 import { createLogsService } from './logs/logs.service.js';
 import { projectConfigRoutes } from './project-config/project-config.routes.js';

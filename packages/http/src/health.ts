@@ -1,5 +1,6 @@
-import { noRateLimit, type FastifyPluginAsyncZod } from '@repo/http';
 import { envelope } from '@repo/schemas';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { noRateLimit } from './server.js';
 import { z } from 'zod';
 
 const HealthResponse = envelope(
@@ -15,6 +16,7 @@ const HealthResponse = envelope(
   }),
 );
 
+/** The public health route both services expose: version, uptime and the database's state. */
 export function healthRoutes(deps: {
   version: string;
   driver: 'pglite' | 'postgres';

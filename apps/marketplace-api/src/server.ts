@@ -1,0 +1,11 @@
+import { runServer } from '@repo/http';
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+
+await runServer({
+  name: 'marketplace-api',
+  build: async () => {
+    const config = loadConfig();
+    return { app: await buildApp(config), host: config.host, port: config.port };
+  },
+});
