@@ -120,10 +120,11 @@ export function resolveSecret(opts: { name: string; value?: string; dataDir: str
   }
   if (opts.dataDir.startsWith('memory://')) return randomBytes(32).toString('base64url');
   const file = join(opts.dataDir, 'secrets.json');
-  let secrets: Record<string, string> = {};
+  let secrets: Record<string, string>;
   try {
     secrets = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
   } catch {
+    // No file yet (first start) or an unreadable one: start a new set.
     secrets = {};
   }
   const existing = secrets[opts.name];

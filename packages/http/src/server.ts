@@ -88,7 +88,12 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     options.rateLimit.store === 'redis' && options.rateLimit.redisUrl
       ? new Redis(options.rateLimit.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
       : undefined;
-  if (redis) app.addHook('onClose', async () => void (await redis.quit()));
+  if (redis) {
+    // Without a listener ioredis reports connection errors as unhandled; the limiter fails open
+    // (skipOnError) while Redis is away, and the log says so.
+    redis.on('error', (error: Error) => app.log.warn({ err: error }, 'rate-limit store unreachable'));
+    app.addHook('onClose', async () => void (await redis.quit()));
+  }
 
   await app.register(rateLimit, {
     global: true,
@@ -101,12 +106,22 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     max: (_request, key) => (key.startsWith('user:') ? options.rateLimit.authenticated : options.rateLimit.public),
     timeWindow: 60_000,
     // The browsable docs load several assets at once; they are static and not worth limiting.
-    allowList: (request) => request.url.startsWith(options.docs.prefix),
+    allowList: (request) => request.url === options.docs.prefix || request.url.startsWith(`${options.docs.prefix}/`),
     errorResponseBuilder: (_request, context) =>
       new AppError('rate_limited', `Too many requests, retry in ${Math.ceil(context.ttl / 1000)} seconds`, {
         headers: { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) },
       }),
   });
+  // The plugin appends its hook to each route's own onRequest hooks, so a route guarded by
+  // `onRequest: app.auth.authenticate` would reject a bad token before the limiter ever counted it
+  // (and unknown routes would not be limited at all). Run the limiter first, as an app-level hook;
+  // routes with their own `config.rateLimit` (false, or an object) keep the plugin's handling.
+  const limiter = app.rateLimit();
+  app.addHook('onRequest', async function (request, reply) {
+    if (request.routeOptions.config.rateLimit !== undefined) return;
+    await limiter.call(this, request, reply);
+  });
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

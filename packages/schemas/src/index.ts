@@ -1,10 +1,22 @@
 import { z } from 'zod';
 
-/** A positive integer id in a path, e.g. `/projects/{id}`: bounded to PostgreSQL's `integer`. */
-export const id = z.coerce.number().int().positive().max(2_147_483_647);
+/**
+ * A positive integer id in a path or query string, written in plain decimal: `Number()` alone
+ * would also read `1e3`, `0x10` or ` 5` as ids.
+ */
+function decimalId(max: number) {
+  return z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, 'Must be a positive integer')
+    .transform(Number)
+    .pipe(z.number().int().max(max, `Must be at most ${max}`));
+}
+
+/** An id of an `integer` column. */
+export const id = decimalId(2_147_483_647);
 
 /** An id of a `bigint` column (high-volume tables). */
-export const bigId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const bigId = decimalId(Number.MAX_SAFE_INTEGER);
 
 /** PostgreSQL text cannot hold NUL characters; reject them as input rather than fail on insert. */
 export const noNul = (value: string) => !value.includes('\u0000');

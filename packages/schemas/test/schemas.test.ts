@@ -8,6 +8,10 @@ describe('shared schemas', () => {
     expect(idParams.safeParse({ id: '0' }).success).toBe(false);
     expect(idParams.safeParse({ id: '1.5' }).success).toBe(false);
     expect(idParams.safeParse({ id: 'abc' }).success).toBe(false);
+    for (const odd of ['1e3', '0x10', ' 5', '05', '+5', '2147483648']) {
+      expect(idParams.safeParse({ id: odd }).success, odd).toBe(false);
+    }
+    expect(idParams.parse({ id: '2147483647' })).toEqual({ id: 2147483647 });
   });
 
   it('bounds pagination and applies defaults', () => {

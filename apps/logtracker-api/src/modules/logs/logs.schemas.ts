@@ -13,8 +13,35 @@ export const logTime = z.iso
   .transform((v) => new Date(v))
   .refine((d) => d.getTime() >= MIN_TIME && d.getTime() < MAX_TIME, 'Must be between 1970 and 2100');
 
-function containsNul(value: unknown): boolean {
-  return JSON.stringify(value).includes('\\u0000');
+/** Deeper contexts are rejected: serialising them (JSON.stringify, jsonb) overflows stacks, a 500. */
+const MAX_CONTEXT_DEPTH = 32;
+
+/**
+ * What is wrong with a context, if anything: a NUL in a string or key (jsonb cannot store one), or
+ * nesting deeper than MAX_CONTEXT_DEPTH. Walks the value itself: searching its JSON text for
+ * `\u0000` would also reject an escaped backslash followed by "u0000", which is ordinary text.
+ * Iterative, so that a deeply nested value cannot overflow the stack here either.
+ */
+function contextProblem(value: unknown): string | undefined {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    const { value: current, depth } = item;
+    if (typeof current === 'string') {
+      if (!noNul(current)) return NO_NUL_MESSAGE;
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth > MAX_CONTEXT_DEPTH) return `Must not be nested more than ${MAX_CONTEXT_DEPTH} levels deep`;
+    if (Array.isArray(current)) {
+      for (const inner of current) pending.push({ value: inner, depth: depth + 1 });
+    } else {
+      for (const [key, inner] of Object.entries(current)) {
+        if (!noNul(key)) return NO_NUL_MESSAGE;
+        pending.push({ value: inner, depth: depth + 1 });
+      }
+    }
+  }
+  return undefined;
 }
 
 export const LogEntryBody = z.object({
@@ -22,7 +49,10 @@ export const LogEntryBody = z.object({
   message: z.string().min(1, 'Message is required').max(65_536).refine(noNul, NO_NUL_MESSAGE),
   context: z
     .record(z.string(), z.unknown())
-    .refine((c) => !containsNul(c), NO_NUL_MESSAGE)
+    .superRefine((c, ctx) => {
+      const problem = contextProblem(c);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
     .nullish(),
   timestamp: logTime.optional(),
   source: z.string().trim().min(1).max(255).refine(noNul, NO_NUL_MESSAGE).nullish(),

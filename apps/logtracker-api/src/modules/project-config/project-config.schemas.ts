@@ -19,8 +19,12 @@ const notificationSettingsShape = {
 };
 
 // Strict: an unknown or misspelt setting is an error, not silently dropped, so that no one
-// believes an alert is configured when it is not.
-export const NotificationSettingsInput = z.object(notificationSettingsShape).partial().strict();
+// believes an alert is configured when it is not. Partial down to the threshold, which the
+// service merges field by field like the rest.
+export const NotificationSettingsInput = z
+  .object({ ...notificationSettingsShape, threshold: notificationSettingsShape.threshold.partial().strict() })
+  .partial()
+  .strict();
 
 export const UpdateConfigBody = z
   .object({

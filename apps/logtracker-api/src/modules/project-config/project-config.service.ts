@@ -1,4 +1,5 @@
 import type { Actor } from '@repo/auth';
+import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import { DEFAULT_NOTIFICATION_SETTINGS } from '../../db/schema/index.js';
@@ -15,27 +16,33 @@ export function createProjectConfigService(deps: { db: DbTx; access: ProjectAcce
 
     /** Owners only. Notification settings merge over the current ones, so a partial update keeps the rest. */
     async update(actor: Actor, projectId: number, body: UpdateConfigBody) {
-      const { project } = await deps.access.owner(actor, projectId);
-      const current = { ...DEFAULT_NOTIFICATION_SETTINGS, ...project.notificationSettings };
-      const settings = body.notification_settings
-        ? {
-            ...current,
-            ...body.notification_settings,
-            threshold: { ...current.threshold, ...body.notification_settings.threshold },
-          }
-        : undefined;
-      if (settings?.enabled && !settings.webhook_url && settings.email_recipients.length === 0) {
-        throw AppError.validation({
-          'notification_settings.enabled': ['Enabled notifications need a webhook_url or at least one e-mail recipient'],
+      // The role check runs before the transaction: PGlite serves one transaction at a time, so a
+      // query on `db` from inside it would wait for itself.
+      await deps.access.owner(actor, projectId);
+      return withTransaction(deps.db, async (tx) => {
+        const project = await projectsRepo.findForUpdate(tx, projectId);
+        if (!project) throw AppError.notFound('Project');
+        const current = { ...DEFAULT_NOTIFICATION_SETTINGS, ...project.notificationSettings };
+        const settings = body.notification_settings
+          ? {
+              ...current,
+              ...body.notification_settings,
+              threshold: { ...current.threshold, ...body.notification_settings.threshold },
+            }
+          : undefined;
+        if (settings?.enabled && !settings.webhook_url && settings.email_recipients.length === 0) {
+          throw AppError.validation({
+            'notification_settings.enabled': ['Enabled notifications need a webhook_url or at least one e-mail recipient'],
+          });
+        }
+        const updated = await projectsRepo.updateProject(tx, projectId, {
+          retentionDays: body.retention_days,
+          alertLevels: body.alert_levels,
+          notificationSettings: settings,
         });
-      }
-      const updated = await projectsRepo.updateProject(deps.db, projectId, {
-        retentionDays: body.retention_days,
-        alertLevels: body.alert_levels,
-        notificationSettings: settings,
+        if (!updated) throw AppError.notFound('Project');
+        return updated;
       });
-      if (!updated) throw AppError.notFound('Project');
-      return updated;
     },
   };
 }

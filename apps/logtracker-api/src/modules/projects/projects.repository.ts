@@ -13,6 +13,15 @@ export async function findForMember(db: DbTx, projectId: number, userId: number)
   return row;
 }
 
+/**
+ * The project row, locked until the end of the transaction: a read-modify-write (the merge of
+ * notification settings) must not interleave with another, or one of the two updates is lost.
+ */
+export async function findForUpdate(tx: DbTx, projectId: number) {
+  const [project] = await tx.select().from(projects).where(eq(projects.id, projectId)).limit(1).for('update');
+  return project;
+}
+
 export async function findMembership(db: DbTx, projectId: number, userId: number) {
   const [row] = await db
     .select({ role: projectMembers.role })

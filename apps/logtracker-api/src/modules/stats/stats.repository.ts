@@ -3,15 +3,22 @@ import { sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import type { LogLevel } from '../../db/schema/index.js';
 
+/**
+ * An instant as a query parameter. Raw `sql` does not map a Date through a column type, and the
+ * postgres.js driver (drizzle passes timestamps through it as text) fails on a Date object; PGlite
+ * accepts one, so only a PostgreSQL server showed the fault. ISO text with a cast works on both.
+ */
+const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
+
 /** Counts per level in the current and the previous period, in one scan of both. */
 export function countByLevel(db: DbTx, projectId: number, previousFrom: Date, from: Date, to: Date) {
   return queryRows<{ level: LogLevel; current: number; previous: number }>(
     db,
     sql`select level,
-               count(*) filter (where timestamp >= ${from})::int as current,
-               count(*) filter (where timestamp < ${from})::int as previous
+               count(*) filter (where timestamp >= ${at(from)})::int as current,
+               count(*) filter (where timestamp < ${at(from)})::int as previous
           from logs
-         where project_id = ${projectId} and timestamp >= ${previousFrom} and timestamp < ${to}
+         where project_id = ${projectId} and timestamp >= ${at(previousFrom)} and timestamp < ${at(to)}
          group by level`,
   );
 }
@@ -20,10 +27,10 @@ export function countByLevel(db: DbTx, projectId: number, previousFrom: Date, fr
 export function series(db: DbTx, projectId: number, from: Date, to: Date, bucketSeconds: number) {
   return queryRows<{ bucket: Date | string; level: LogLevel; n: number }>(
     db,
-    sql`select date_bin(make_interval(secs => ${bucketSeconds}), timestamp, ${from}::timestamptz) as bucket,
+    sql`select date_bin(make_interval(secs => ${bucketSeconds}), timestamp, ${at(from)}) as bucket,
                level, count(*)::int as n
           from logs
-         where project_id = ${projectId} and timestamp >= ${from} and timestamp < ${to}
+         where project_id = ${projectId} and timestamp >= ${at(from)} and timestamp < ${at(to)}
          group by 1, 2`,
   );
 }
@@ -33,7 +40,7 @@ export function topSources(db: DbTx, projectId: number, from: Date, to: Date, li
     db,
     sql`select source, count(*)::int as count
           from logs
-         where project_id = ${projectId} and timestamp >= ${from} and timestamp < ${to}
+         where project_id = ${projectId} and timestamp >= ${at(from)} and timestamp < ${at(to)}
          group by source
          order by count desc, source asc nulls last
          limit ${limit}`,

@@ -1,0 +1,379 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LogLevel } from '../src/db/schema/index.js';
+import {
+  addMember,
+  buildTestApp,
+  createLogs,
+  createProject,
+  createUser,
+  expectError,
+  type TestApp,
+  type TestUser,
+} from './helpers.js';
+
+type LevelCounts = Record<LogLevel, number>;
+
+interface StatsBody {
+  time_range: string;
+  from: string;
+  to: string;
+  bucket_seconds: number;
+  total: number;
+  by_level: LevelCounts;
+  error_rate: number;
+  series: ({ start: string; total: number } & LevelCounts)[];
+  top_sources: { source: string | null; count: number }[];
+  previous_period: { from: string; to: string; total: number; by_level: LevelCounts; error_rate: number };
+  change: { total_pct: number | null; errors_pct: number | null; error_rate_delta: number };
+}
+
+const M = 60_000;
+const H = 60 * M;
+const D = 24 * H;
+
+const RANGES = [
+  { range: '1h', ms: H, bucketSeconds: 300, buckets: 12 },
+  { range: '24h', ms: D, bucketSeconds: 3_600, buckets: 24 },
+  { range: '7d', ms: 7 * D, bucketSeconds: 21_600, buckets: 28 },
+  { range: '30d', ms: 30 * D, bucketSeconds: 86_400, buckets: 30 },
+] as const;
+
+const LEVELS: LogLevel[] = ['error', 'warning', 'info', 'debug'];
+const zero = (): LevelCounts => ({ error: 0, warning: 0, info: 0, debug: 0 });
+const counts = (c: Partial<LevelCounts>): LevelCounts => ({ ...zero(), ...c });
+
+let t: TestApp;
+let owner: TestUser;
+let member: TestUser;
+let stranger: TestUser;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  owner = await createUser(t);
+  member = await createUser(t);
+  stranger = await createUser(t);
+});
+afterAll(() => t.close());
+
+function stats(projectId: number | string, query: Record<string, string> = {}, who: TestUser | null = owner) {
+  return t.app.inject({
+    method: 'GET',
+    url: `/api/projects/${projectId}/stats`,
+    headers: who ? who.headers : {},
+    query,
+  });
+}
+
+async function statsOk(projectId: number, query: Record<string, string> = {}, who: TestUser = owner) {
+  const response = await stats(projectId, query, who);
+  expect(response.statusCode, response.body).toBe(200);
+  return (response.json() as { data: StatsBody }).data;
+}
+
+/** The non-empty buckets of a series, by index. */
+function nonEmpty(series: StatsBody['series']) {
+  const out: Record<number, { total: number } & Partial<LevelCounts>> = {};
+  series.forEach((b, i) => {
+    if (b.total === 0) return;
+    const levels = Object.fromEntries(LEVELS.filter((l) => b[l] > 0).map((l) => [l, b[l]]));
+    out[i] = { total: b.total, ...levels };
+  });
+  return out;
+}
+
+/** The shape every answer has, whatever the data: a complete series fitted to the range. */
+function expectWellFormed(data: StatsBody, spec: (typeof RANGES)[number], before: number, after: number) {
+  expect(data.time_range).toBe(spec.range);
+  expect(data.bucket_seconds).toBe(spec.bucketSeconds);
+  const from = Date.parse(data.from);
+  const to = Date.parse(data.to);
+  expect(to).toBeGreaterThanOrEqual(before);
+  expect(to).toBeLessThanOrEqual(after);
+  expect(to - from).toBe(spec.ms);
+  expect(data.series).toHaveLength(spec.buckets);
+  data.series.forEach((bucket, i) => {
+    expect(Date.parse(bucket.start)).toBe(from + i * spec.bucketSeconds * 1000);
+    expect(bucket.total).toBe(bucket.error + bucket.warning + bucket.info + bucket.debug);
+  });
+  expect(data.series.reduce((acc, b) => acc + b.total, 0)).toBe(data.total);
+  expect(data.total).toBe(data.by_level.error + data.by_level.warning + data.by_level.info + data.by_level.debug);
+  expect(data.previous_period.to).toBe(data.from);
+  expect(Date.parse(data.previous_period.from)).toBe(from - spec.ms);
+  expect(data.previous_period.total).toBe(
+    data.previous_period.by_level.error +
+      data.previous_period.by_level.warning +
+      data.previous_period.by_level.info +
+      data.previous_period.by_level.debug,
+  );
+}
+
+describe('GET /api/projects/{project_id}/stats', () => {
+  describe('an empty project', () => {
+    it('defaults to 24h and answers zeros, with every bucket present', async () => {
+      const projectId = (await createProject(t, owner)).id;
+      const before = Date.now();
+      const data = await statsOk(projectId);
+      const after = Date.now();
+      expectWellFormed(data, RANGES[1], before, after);
+      expect(data.total).toBe(0);
+      expect(data.by_level).toEqual(zero());
+      expect(data.error_rate).toBe(0);
+      expect(data.top_sources).toEqual([]);
+      expect(data.series.every((b) => b.total === 0 && b.error === 0 && b.warning === 0 && b.info === 0 && b.debug === 0)).toBe(
+        true,
+      );
+      expect(data.previous_period).toMatchObject({ total: 0, by_level: zero(), error_rate: 0 });
+      expect(data.change).toEqual({ total_pct: null, errors_pct: null, error_rate_delta: 0 });
+    });
+
+    for (const spec of RANGES) {
+      it(`answers ${spec.range} with ${spec.buckets} buckets of ${spec.bucketSeconds} seconds`, async () => {
+        const projectId = (await createProject(t, owner)).id;
+        const before = Date.now();
+        const data = await statsOk(projectId, { time_range: spec.range });
+        expectWellFormed(data, spec, before, Date.now());
+        expect(data.total).toBe(0);
+      });
+    }
+  });
+
+  describe('counts over known timestamps', () => {
+    let projectId: number;
+
+    beforeAll(async () => {
+      projectId = (await createProject(t, owner)).id;
+      const other = await createProject(t, owner);
+      const now = Date.now();
+      const at = (offset: number) => new Date(now + offset);
+      // Offsets sit in the middle of buckets, so the few milliseconds between this insert and the
+      // request never move a log across a bucket or range boundary.
+      await createLogs(t, projectId, [
+        // The last 24 hours.
+        { level: 'error', source: 'api', timestamp: at(-32.5 * M) }, // #1
+        { level: 'error', source: 'api', timestamp: at(-90 * M) }, // #2
+        { level: 'warning', source: 'api', timestamp: at(-5.5 * H) }, // #3
+        { level: 'info', source: 'worker', timestamp: at(-(5 * H + 40 * M)) }, // #4
+        { level: 'info', source: null, timestamp: at(-10.5 * H) }, // #5
+        { level: 'debug', source: 'worker', timestamp: at(-23.5 * H) }, // #6
+        // The 24 hours before.
+        { level: 'error', source: 'api', timestamp: at(-30.5 * H) }, // #7
+        { level: 'error', source: 'worker', timestamp: at(-40.5 * H) }, // #8
+        { level: 'info', source: 'api', timestamp: at(-47.5 * H) }, // #9
+        { level: 'info', source: 'api', timestamp: at(-26.5 * H) }, // #10
+        // Further back, and in the future.
+        { level: 'error', source: 'api', timestamp: at(-72.5 * H) }, // #11
+        { level: 'error', source: 'api', timestamp: at(2 * H) }, // #12: not yet happened
+        { level: 'warning', source: 'api', timestamp: at(-8.5 * D) }, // #13
+        { level: 'debug', source: 'api', timestamp: at(-40.5 * D) }, // #14
+      ]);
+      // Another project's logs are never counted.
+      await createLogs(t, other.id, [
+        { level: 'error', source: 'api', timestamp: at(-10 * M) },
+        { level: 'error', source: 'api', timestamp: at(-30 * H) },
+      ]);
+    });
+
+    it('24h: exact totals, series, error rate, top sources and change', async () => {
+      const before = Date.now();
+      const data = await statsOk(projectId, { time_range: '24h' });
+      expectWellFormed(data, RANGES[1], before, Date.now());
+      expect(data.total).toBe(6);
+      expect(data.by_level).toEqual(counts({ error: 2, warning: 1, info: 2, debug: 1 }));
+      expect(data.error_rate).toBeCloseTo(2 / 6, 4);
+      expect(nonEmpty(data.series)).toEqual({
+        0: { total: 1, debug: 1 },
+        13: { total: 1, info: 1 },
+        18: { total: 2, warning: 1, info: 1 },
+        22: { total: 1, error: 1 },
+        23: { total: 1, error: 1 },
+      });
+      expect(data.top_sources).toEqual([
+        { source: 'api', count: 3 },
+        { source: 'worker', count: 2 },
+        { source: null, count: 1 },
+      ]);
+      expect(data.previous_period).toMatchObject({
+        total: 4,
+        by_level: counts({ error: 2, info: 2 }),
+        error_rate: 0.5,
+      });
+      expect(data.change.total_pct).toBe(50);
+      expect(data.change.errors_pct).toBe(0);
+      expect(data.change.error_rate_delta).toBeCloseTo(2 / 6 - 0.5, 4);
+    });
+
+    it('the default range is 24h', async () => {
+      const byDefault = await statsOk(projectId);
+      expect(byDefault.time_range).toBe('24h');
+      expect(byDefault.total).toBe(6);
+      expect(byDefault.previous_period.total).toBe(4);
+    });
+
+    it('1h: only the last hour, and the hour before as previous period', async () => {
+      const before = Date.now();
+      const data = await statsOk(projectId, { time_range: '1h' });
+      expectWellFormed(data, RANGES[0], before, Date.now());
+      expect(data.total).toBe(1);
+      expect(data.by_level).toEqual(counts({ error: 1 }));
+      expect(data.error_rate).toBe(1);
+      expect(nonEmpty(data.series)).toEqual({ 5: { total: 1, error: 1 } });
+      expect(data.top_sources).toEqual([{ source: 'api', count: 1 }]);
+      expect(data.previous_period).toMatchObject({ total: 1, by_level: counts({ error: 1 }), error_rate: 1 });
+      expect(data.change).toEqual({ total_pct: 0, errors_pct: 0, error_rate_delta: 0 });
+    });
+
+    it('7d: errors_pct is null when the previous period had no errors', async () => {
+      const before = Date.now();
+      const data = await statsOk(projectId, { time_range: '7d' });
+      expectWellFormed(data, RANGES[2], before, Date.now());
+      expect(data.total).toBe(11);
+      expect(data.by_level).toEqual(counts({ error: 5, warning: 1, info: 4, debug: 1 }));
+      expect(data.error_rate).toBeCloseTo(5 / 11, 4);
+      expect(nonEmpty(data.series)).toEqual({
+        15: { total: 1, error: 1 },
+        20: { total: 1, info: 1 },
+        21: { total: 1, error: 1 },
+        22: { total: 1, error: 1 },
+        23: { total: 1, info: 1 },
+        24: { total: 1, debug: 1 },
+        26: { total: 1, info: 1 },
+        27: { total: 4, error: 2, warning: 1, info: 1 },
+      });
+      expect(data.top_sources).toEqual([
+        { source: 'api', count: 7 },
+        { source: 'worker', count: 3 },
+        { source: null, count: 1 },
+      ]);
+      expect(data.previous_period).toMatchObject({ total: 1, by_level: counts({ warning: 1 }), error_rate: 0 });
+      expect(data.change.total_pct).toBe(1000);
+      expect(data.change.errors_pct).toBeNull();
+      expect(data.change.error_rate_delta).toBeCloseTo(5 / 11, 4);
+    });
+
+    it('30d: daily buckets', async () => {
+      const before = Date.now();
+      const data = await statsOk(projectId, { time_range: '30d' });
+      expectWellFormed(data, RANGES[3], before, Date.now());
+      expect(data.total).toBe(12);
+      expect(data.by_level).toEqual(counts({ error: 5, warning: 2, info: 4, debug: 1 }));
+      expect(nonEmpty(data.series)).toEqual({
+        21: { total: 1, warning: 1 },
+        26: { total: 1, error: 1 },
+        28: { total: 4, error: 2, info: 2 },
+        29: { total: 6, error: 2, warning: 1, info: 2, debug: 1 },
+      });
+      expect(data.previous_period).toMatchObject({ total: 1, by_level: counts({ debug: 1 }), error_rate: 0 });
+      expect(data.change.total_pct).toBe(1100);
+      expect(data.change.errors_pct).toBeNull();
+    });
+
+    it('a member who is not the owner reads the same figures', async () => {
+      await addMember(t, projectId, member);
+      const data = await statsOk(projectId, {}, member);
+      expect(data.total).toBe(6);
+      expect(data.previous_period.total).toBe(4);
+    });
+  });
+
+  describe('change against the previous period', () => {
+    it('answers a negative change and a null one when the previous period was empty', async () => {
+      const projectId = (await createProject(t, owner)).id;
+      const now = Date.now();
+      await createLogs(t, projectId, [
+        { level: 'error', timestamp: new Date(now - 30 * M) },
+        { level: 'error', timestamp: new Date(now - 61.5 * M) },
+        { level: 'error', timestamp: new Date(now - 70 * M) },
+        { level: 'info', timestamp: new Date(now - 80 * M) },
+        { level: 'info', timestamp: new Date(now - 90 * M) },
+      ]);
+      const hour = await statsOk(projectId, { time_range: '1h' });
+      expect(hour.total).toBe(1);
+      expect(hour.previous_period.total).toBe(4);
+      expect(hour.change.total_pct).toBe(-75);
+      expect(hour.change.errors_pct).toBeCloseTo(-50, 2);
+      expect(hour.change.error_rate_delta).toBe(0.5);
+
+      // Everything is inside the last 24 hours; the 24 hours before are empty.
+      const day = await statsOk(projectId, { time_range: '24h' });
+      expect(day.total).toBe(5);
+      expect(day.error_rate).toBe(0.6);
+      expect(day.previous_period.total).toBe(0);
+      expect(day.change.total_pct).toBeNull();
+      expect(day.change.errors_pct).toBeNull();
+    });
+  });
+
+  describe('top sources', () => {
+    it('orders by count, then by name, and keeps the ten largest', async () => {
+      const projectId = (await createProject(t, owner)).id;
+      const now = Date.now();
+      const entries: { source: string | null; timestamp: Date }[] = [];
+      const add = (source: string | null, n: number) => {
+        for (let i = 0; i < n; i++) entries.push({ source, timestamp: new Date(now - (entries.length + 1) * M) });
+      };
+      add('gamma', 5);
+      add('beta', 3);
+      add('alpha', 3);
+      add(null, 4);
+      for (let i = 0; i < 10; i++) add(`single-${String(i).padStart(2, '0')}`, 1);
+      await createLogs(t, projectId, entries);
+
+      const data = await statsOk(projectId, { time_range: '1h' });
+      expect(data.total).toBe(25);
+      expect(data.top_sources).toEqual([
+        { source: 'gamma', count: 5 },
+        { source: null, count: 4 },
+        { source: 'alpha', count: 3 },
+        { source: 'beta', count: 3 },
+        { source: 'single-00', count: 1 },
+        { source: 'single-01', count: 1 },
+        { source: 'single-02', count: 1 },
+        { source: 'single-03', count: 1 },
+        { source: 'single-04', count: 1 },
+        { source: 'single-05', count: 1 },
+      ]);
+    });
+  });
+
+  describe('errors', () => {
+    for (const bad of ['2h', '24H', '1d', '', 'all']) {
+      it(`answers 422 naming time_range for "${bad}"`, async () => {
+        const projectId = (await createProject(t, owner)).id;
+        const body = expectError(await stats(projectId, { time_range: bad }), 422, 'validation_error');
+        expect(Object.keys(body.errors ?? {})).toEqual(['time_range']);
+      });
+    }
+
+    it('answers 422 for a non-numeric project id', async () => {
+      const body = expectError(await stats('abc'), 422, 'validation_error');
+      expect(body.errors).toHaveProperty(['project_id']);
+    });
+
+    it('answers 404 for a project that does not exist', async () => {
+      expectError(await stats(2_000_000_000), 404, 'not_found');
+    });
+  });
+
+  describe('security', () => {
+    it('answers 404 to a user who is not a member', async () => {
+      const projectId = (await createProject(t, owner)).id;
+      await createLogs(t, projectId, [{ level: 'error' }]);
+      expectError(await stats(projectId, {}, stranger), 404, 'not_found');
+      expectError(await stats(projectId, { time_range: '7d' }, stranger), 404, 'not_found');
+    });
+
+    it('answers 200 to a member', async () => {
+      const projectId = (await createProject(t, owner)).id;
+      await addMember(t, projectId, member);
+      await createLogs(t, projectId, [{ level: 'error' }, { level: 'info' }]);
+      const data = await statsOk(projectId, { time_range: '1h' }, member);
+      expect(data.total).toBe(2);
+      expect(data.error_rate).toBe(0.5);
+    });
+
+    it('answers 401 without a token', async () => {
+      const projectId = (await createProject(t, owner)).id;
+      expectError(await stats(projectId, {}, null), 401, 'unauthenticated');
+    });
+  });
+});

@@ -1,0 +1,303 @@
+import { asc, eq, ilike } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { escapeLike, queryRows, sql, withTransaction, type DbOrTx } from '../src/index.js';
+import { createTestDatabase, type TestDatabase } from '../src/testing.js';
+import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
+
+// Runs on whichever backend createTestDatabase gives: PGlite in memory, or a fresh database on the
+// server named by TEST_DATABASE_URL.
+let handle: TestDatabase<typeof schema>;
+
+beforeAll(async () => {
+  handle = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+}, 60_000);
+
+afterAll(async () => {
+  await handle?.destroy();
+});
+
+beforeEach(async () => {
+  await handle.db.execute(sql`truncate table ${vehicles} restart identity cascade`);
+});
+
+async function names(db: DbOrTx = handle.db): Promise<string[]> {
+  const rows = await db.select({ name: vehicles.name }).from(vehicles).orderBy(asc(vehicles.id));
+  return rows.map((r) => r.name);
+}
+
+describe('migrations', () => {
+  it('created the tables of the schema, usable through drizzle', async () => {
+    const [car] = await handle.db.insert(vehicles).values({ name: 'Toyota Corolla', plate: 'AB-123' }).returning();
+    expect(car).toMatchObject({ id: 1, name: 'Toyota Corolla', plate: 'AB-123' });
+    expect(car!.createdAt).toBeInstanceOf(Date);
+    await handle.db.insert(serviceLogs).values({ vehicleId: car!.id, note: 'Oil change' });
+    const joined = await handle.db
+      .select({ name: vehicles.name, note: serviceLogs.note })
+      .from(serviceLogs)
+      .innerJoin(vehicles, eq(vehicles.id, serviceLogs.vehicleId));
+    expect(joined).toEqual([{ name: 'Toyota Corolla', note: 'Oil change' }]);
+  });
+
+  it('recorded the migration, and running it again changes nothing', async () => {
+    await handle.migrate();
+    const rows = await queryRows<{ hash: string; created_at: unknown }>(
+      handle.db,
+      sql`select hash, created_at from drizzle.__drizzle_migrations`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(Number(rows[0]!.created_at)).toBe(1_700_000_000_000);
+  });
+
+  it('applied the constraints: unique plate, cascading foreign key', async () => {
+    await handle.db.insert(vehicles).values({ name: 'A', plate: 'SAME' });
+    await expect(handle.db.insert(vehicles).values({ name: 'B', plate: 'SAME' })).rejects.toThrow();
+    await expect(handle.db.insert(serviceLogs).values({ vehicleId: 999, note: 'orphan' })).rejects.toThrow();
+
+    const [car] = await handle.db.insert(vehicles).values({ name: 'C', plate: 'C-1' }).returning();
+    await handle.db.insert(serviceLogs).values([
+      { vehicleId: car!.id, note: 'one' },
+      { vehicleId: car!.id, note: 'two' },
+    ]);
+    await handle.db.delete(vehicles).where(eq(vehicles.id, car!.id));
+    expect(await handle.db.select().from(serviceLogs)).toEqual([]);
+  });
+
+  it('created the pg_trgm extension, so trigram functions work', async () => {
+    const ext = await queryRows<{ extname: string }>(handle.db, sql`select extname from pg_extension where extname = 'pg_trgm'`);
+    expect(ext).toEqual([{ extname: 'pg_trgm' }]);
+    const [row] = await queryRows<{ same: number; close: number; far: number }>(
+      handle.db,
+      sql`select similarity('brake pads', 'brake pads')::float8 as same,
+                 similarity('brake pads', 'brake pad')::float8 as close,
+                 similarity('brake pads', 'windscreen')::float8 as far`,
+    );
+    expect(row!.same).toBe(1);
+    expect(row!.close).toBeGreaterThan(0.5);
+    expect(row!.far).toBeLessThan(0.1);
+  });
+
+  it('built a trigram GIN index that answers fuzzy and substring searches', async () => {
+    const indexes = await queryRows<{ indexdef: string }>(
+      handle.db,
+      sql`select indexdef from pg_indexes where tablename = 'vehicles' and indexname = 'vehicles_name_trgm'`,
+    );
+    expect(indexes).toHaveLength(1);
+    expect(indexes[0]!.indexdef).toMatch(/USING gin \(name gin_trgm_ops\)/);
+
+    await handle.db.insert(vehicles).values([
+      { name: 'Toyota Corolla', plate: 'T-1' },
+      { name: 'Volkswagen Golf', plate: 'V-1' },
+      { name: 'Toyota Yaris', plate: 'T-2' },
+    ]);
+    const fuzzy = await queryRows<{ name: string }>(
+      handle.db,
+      sql`select name from vehicles where name % ${'Toyta Corola'} order by name`,
+    );
+    expect(fuzzy.map((r) => r.name)).toEqual(['Toyota Corolla']);
+
+    // With sequential scans off, the planner answers a substring ILIKE from the trigram index.
+    const plan = await withTransaction(handle.db, async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      return queryRows<{ 'QUERY PLAN': string }>(tx, sql`explain select * from vehicles where name ilike ${'%yot%'}`);
+    });
+    expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('vehicles_name_trgm');
+  });
+});
+
+describe('ping', () => {
+  it('answers ok with a latency', async () => {
+    const result = await handle.ping();
+    expect(result.ok).toBe(true);
+    expect(result.error).toBeUndefined();
+    expect(result.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(result.latencyMs).toBeLessThan(5_000);
+  });
+
+  it('names its driver', () => {
+    expect(handle.driver).toBe(process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite');
+  });
+});
+
+describe('queryRows', () => {
+  it('answers plain row objects whichever driver ran the query', async () => {
+    const rows = await queryRows<{ n: number; s: string; b: boolean; nothing: null }>(
+      handle.db,
+      sql`select 1::int as n, 'a'::text as s, true as b, null as nothing`,
+    );
+    expect(Array.isArray(rows)).toBe(true);
+    expect(rows).toHaveLength(1);
+    expect({ ...rows[0] }).toEqual({ n: 1, s: 'a', b: true, nothing: null });
+  });
+
+  it('answers several rows in order, and an empty array for none', async () => {
+    const rows = await queryRows<{ n: number }>(handle.db, sql`select n::int from generate_series(1, 3) as n order by n`);
+    expect(rows.map((r) => r.n)).toEqual([1, 2, 3]);
+    expect(await queryRows(handle.db, sql`select 1 where false`)).toEqual([]);
+  });
+
+  it('binds parameters instead of splicing them into the SQL', async () => {
+    const hostile = "x'); drop table vehicles; --";
+    const rows = await queryRows<{ v: string }>(handle.db, sql`select ${hostile}::text as v`);
+    expect(rows[0]!.v).toBe(hostile);
+    expect(await names()).toEqual([]);
+  });
+
+  it('answers the rows of a statement with RETURNING, and works inside a transaction', async () => {
+    const rows = await withTransaction(handle.db, (tx) =>
+      queryRows<{ id: number; name: string }>(
+        tx,
+        sql`insert into vehicles (name, plate) values ('Mazda 3', 'M-3'), ('Mazda 6', 'M-6') returning id, name`,
+      ),
+    );
+    expect(rows.map((r) => ({ ...r }))).toEqual([
+      { id: 1, name: 'Mazda 3' },
+      { id: 2, name: 'Mazda 6' },
+    ]);
+  });
+
+  it('answers an empty array for a statement without rows', async () => {
+    expect(await queryRows(handle.db, sql`update vehicles set name = 'x' where id = -1`)).toEqual([]);
+  });
+});
+
+describe('withTransaction', () => {
+  it('commits what the function wrote and answers its result', async () => {
+    const result = await withTransaction(handle.db, async (tx) => {
+      await tx.insert(vehicles).values({ name: 'Committed', plate: 'C-1' });
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(await names()).toEqual(['Committed']);
+  });
+
+  it('rolls back everything when the function throws, and rethrows', async () => {
+    const failure = new Error('payment declined');
+    await expect(
+      withTransaction(handle.db, async (tx) => {
+        await tx.insert(vehicles).values({ name: 'Ghost', plate: 'G-1' });
+        await tx.insert(vehicles).values({ name: 'Ghost 2', plate: 'G-2' });
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await names()).toEqual([]);
+  });
+
+  it('rolls back when a statement fails (a constraint violation)', async () => {
+    await handle.db.insert(vehicles).values({ name: 'Existing', plate: 'DUP' });
+    await expect(
+      withTransaction(handle.db, async (tx) => {
+        await tx.insert(vehicles).values({ name: 'New', plate: 'NEW' });
+        await tx.insert(vehicles).values({ name: 'Duplicate', plate: 'DUP' });
+      }),
+    ).rejects.toThrow();
+    expect(await names()).toEqual(['Existing']);
+  });
+
+  it('reuses the transaction it is given instead of opening another', async () => {
+    await withTransaction(handle.db, async (outer) => {
+      await withTransaction(outer, async (inner) => {
+        expect(inner).toBe(outer);
+        await inner.insert(vehicles).values({ name: 'Inner', plate: 'I-1' });
+      });
+      // The outer transaction sees the inner write: they are one and the same.
+      expect(await names(outer)).toEqual(['Inner']);
+    });
+    expect(await names()).toEqual(['Inner']);
+  });
+
+  it('rolls back the inner work with the outer transaction', async () => {
+    await expect(
+      withTransaction(handle.db, async (outer) => {
+        await withTransaction(outer, async (inner) => {
+          await inner.insert(vehicles).values({ name: 'Inner', plate: 'I-1' });
+        });
+        await outer.insert(vehicles).values({ name: 'Outer', plate: 'O-1' });
+        throw new Error('abort after both writes');
+      }),
+    ).rejects.toThrow('abort after both writes');
+    expect(await names()).toEqual([]);
+  });
+
+  it('rolls back the whole transaction when the inner function throws', async () => {
+    await expect(
+      withTransaction(handle.db, async (outer) => {
+        await outer.insert(vehicles).values({ name: 'Outer', plate: 'O-1' });
+        await withTransaction(outer, async (inner) => {
+          await inner.insert(vehicles).values({ name: 'Inner', plate: 'I-1' });
+          throw new Error('inner failure');
+        });
+      }),
+    ).rejects.toThrow('inner failure');
+    expect(await names()).toEqual([]);
+  });
+
+  it('opens no savepoint: inner writes stay when the outer transaction catches and commits', async () => {
+    await withTransaction(handle.db, async (outer) => {
+      await withTransaction(outer, async (inner) => {
+        await inner.insert(vehicles).values({ name: 'Kept', plate: 'K-1' });
+        throw new Error('caught below');
+      }).catch(() => undefined);
+    });
+    expect(await names()).toEqual(['Kept']);
+  });
+
+  it('lets the function roll back explicitly', async () => {
+    await expect(
+      withTransaction(handle.db, async (tx) => {
+        await tx.insert(vehicles).values({ name: 'Undone', plate: 'U-1' });
+        (tx as { rollback(): never }).rollback();
+      }),
+    ).rejects.toThrow(/rollback/i);
+    expect(await names()).toEqual([]);
+  });
+});
+
+describe('escapeLike in a query', () => {
+  const search = async (term: string) =>
+    (
+      await handle.db
+        .select({ name: vehicles.name })
+        .from(vehicles)
+        .where(ilike(vehicles.name, `%${escapeLike(term)}%`))
+    )
+      .map((r) => r.name)
+      // Sorted here: the server's collation may order mixed case and punctuation differently.
+      .sort();
+
+  beforeEach(async () => {
+    await handle.db.insert(vehicles).values([
+      { name: 'Winter deal 50%_OFF\\ today', plate: 'P-1' },
+      { name: 'Winter deal 50% off', plate: 'P-2' },
+      { name: 'Winter deal 500 off', plate: 'P-3' },
+      { name: 'Winter deal 50X_OFFY', plate: 'P-4' },
+      { name: 'under_score', plate: 'P-5' },
+      { name: 'underXscore', plate: 'P-6' },
+    ]);
+  });
+
+  it('matches %, _ and \\ literally, case-insensitively', async () => {
+    expect(await search('50%_off\\')).toEqual(['Winter deal 50%_OFF\\ today']);
+    expect(await search('50%')).toEqual(['Winter deal 50% off', 'Winter deal 50%_OFF\\ today']);
+    expect(await search('under_score')).toEqual(['under_score']);
+    expect(await search('\\')).toEqual(['Winter deal 50%_OFF\\ today']);
+  });
+
+  it('is needed: the same text unescaped matches far more', async () => {
+    const unescaped = await handle.db
+      .select({ name: vehicles.name })
+      .from(vehicles)
+      .where(ilike(vehicles.name, '%50%_off%'));
+    expect(unescaped.length).toBeGreaterThan(1);
+    const wildcard = await handle.db.select({ name: vehicles.name }).from(vehicles).where(ilike(vehicles.name, '%under_score%'));
+    expect(wildcard).toHaveLength(2);
+  });
+
+  it('works in raw SQL through queryRows too', async () => {
+    const rows = await queryRows<{ name: string }>(
+      handle.db,
+      sql`select name from vehicles where name ilike ${`%${escapeLike('_')}%`}`,
+    );
+    expect(rows.map((r) => r.name).sort()).toEqual(['Winter deal 50%_OFF\\ today', 'Winter deal 50X_OFFY', 'under_score']);
+  });
+});

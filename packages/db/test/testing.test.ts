@@ -1,0 +1,90 @@
+import postgres from 'postgres';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { queryRows, sql } from '../src/index.js';
+import { createTestDatabase } from '../src/testing.js';
+import { initMigrations, schema, vehicles } from './fixtures.js';
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('createTestDatabase', { timeout: 60_000 }, () => {
+  it('gives a fresh, migrated PGlite in memory when no server is named, and closes it on destroy', async () => {
+    vi.stubEnv('TEST_DATABASE_URL', '');
+    const handle = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+    try {
+      expect(handle.driver).toBe('pglite');
+      expect(handle.url).toBeUndefined();
+      expect(await handle.db.select().from(vehicles)).toEqual([]);
+      expect(await queryRows(handle.db, sql`select id from drizzle.__drizzle_migrations`)).toHaveLength(1);
+      // pg_trgm is loaded by default, so the migration's CREATE EXTENSION worked.
+      expect(await queryRows(handle.db, sql`select 1 from pg_extension where extname = 'pg_trgm'`)).toHaveLength(1);
+      expect(await queryRows(handle.db, sql`select current_setting('server_version_num')::int >= 150000 as modern`)).toEqual([
+        { modern: true },
+      ]);
+      expect((await handle.ping()).ok).toBe(true);
+    } finally {
+      await handle.destroy();
+    }
+    const down = await handle.ping();
+    expect(down.ok).toBe(false);
+    expect(down.error).toEqual(expect.any(String));
+  });
+});
+
+// Only meaningful with a PostgreSQL server: a run without TEST_DATABASE_URL has no server to check.
+if (serverUrl) {
+  describe('createTestDatabase on the server of TEST_DATABASE_URL', { timeout: 60_000 }, () => {
+    async function databaseExists(name: string): Promise<boolean> {
+      const admin = postgres(serverUrl!, { max: 1, onnotice: () => {} });
+      try {
+        const rows = await admin`select 1 from pg_database where datname = ${name}`;
+        return rows.length === 1;
+      } finally {
+        await admin.end({ timeout: 5 });
+      }
+    }
+
+    it('creates a fresh database per call, usable from its URL, and drops it on destroy', async () => {
+      const handle = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+      const other = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+      const name = new URL(handle.url!).pathname.slice(1);
+      try {
+        expect(handle.driver).toBe('postgres');
+        expect(name).toMatch(/^test_[0-9a-z]+_[0-9a-f]{8}$/);
+        expect(new URL(handle.url!).host).toBe(new URL(serverUrl!).host);
+        expect(other.url).not.toBe(handle.url);
+        expect(await databaseExists(name)).toBe(true);
+        expect(await queryRows(handle.db, sql`select id from drizzle.__drizzle_migrations`)).toHaveLength(1);
+
+        await handle.db.insert(vehicles).values({ name: 'Shared', plate: 'S-1' });
+        expect(await other.db.select().from(vehicles)).toEqual([]);
+        // Code that opens its own connection from the URL sees the same migrated database.
+        const own = postgres(handle.url!, { max: 1, onnotice: () => {} });
+        try {
+          expect([...(await own`select name from vehicles`)]).toEqual([{ name: 'Shared' }]);
+        } finally {
+          await own.end({ timeout: 5 });
+        }
+      } finally {
+        await handle.destroy();
+        await other.destroy();
+      }
+      expect(await databaseExists(name)).toBe(false);
+      expect((await handle.ping()).ok).toBe(false);
+    });
+
+    it('prefers an explicit serverUrl over the environment', async () => {
+      vi.stubEnv('TEST_DATABASE_URL', 'postgres://nobody:nothing@127.0.0.1:1/none');
+      const handle = await createTestDatabase({ schema, migrationsFolder: initMigrations(), serverUrl });
+      try {
+        expect(handle.driver).toBe('postgres');
+        expect((await handle.ping()).ok).toBe(true);
+      } finally {
+        await handle.destroy();
+      }
+    });
+  });
+}
