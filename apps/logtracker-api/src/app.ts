@@ -1,9 +1,12 @@
-import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, hashToken, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { createSessionStore } from './modules/auth/auth.service.js';
+import { createIngestKeysService, presentedIngestKey } from './modules/ingest-keys/ingest-keys.service.js';
+import { createLogEvents } from './modules/logs/log-events.js';
+import { createProjectAccess } from './modules/projects/projects.service.js';
 import { registerModules, VERSION } from './modules/index.js';
 
 export interface AppOverrides {
@@ -41,9 +44,21 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     secret: config.auth.jwtSecret,
     store: createSessionStore({ db: database.db, ttlDays: config.auth.tokenTtlDays }),
   });
+  const access = createProjectAccess({ db: database.db });
+  const ingestKeys = createIngestKeysService({ db: database.db, access });
+  const events = createLogEvents((error) => app.log.error({ err: error }, 'log listener failed'));
+
   await registerFoundation(app, {
     cors: config.cors,
-    rateLimit: { ...config.rateLimit, identify: (request) => app.auth.peekSubject(request) },
+    rateLimit: {
+      ...config.rateLimit,
+      identify: (request) => app.auth.peekSubject(request),
+      // Each ingest key has a budget of its own, keyed by its hash so no one can spend another's.
+      tier: (request) => {
+        const key = presentedIngestKey(request);
+        return key ? { key: `ingest:${hashToken(key).slice(0, 24)}`, max: config.ingestRateLimit } : undefined;
+      },
+    },
     docs: {
       title: 'Log Tracker API',
       description: 'Collects application logs per project, filters, searches and analyses them.',
@@ -55,10 +70,22 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'logs', description: 'Submitting and reading logs' },
         { name: 'stats', description: 'Statistics' },
         { name: 'config', description: 'Per-project configuration' },
+        { name: 'ingest keys', description: 'Ingest-only credentials for CI pipelines' },
+        { name: 'otlp', description: 'OpenTelemetry logs receiver' },
         { name: 'health', description: 'Health' },
       ],
+      securitySchemes: {
+        ingestKey: { type: 'apiKey', in: 'header', name: 'X-Ingest-Key', description: 'A project ingest key (`ltk_…`); also accepted as a bearer token' },
+      },
     },
   });
-  await registerModules(app, { config, database, throttle: overrides.throttle ?? createLoginThrottle() });
+  await registerModules(app, {
+    config,
+    database,
+    throttle: overrides.throttle ?? createLoginThrottle(),
+    access,
+    events,
+    ingestKeys,
+  });
   return app;
 }

@@ -38,7 +38,7 @@ declare module 'fastify' {
       /** Opens a session for a user and returns its bearer token. */
       issueToken(userId: number, request: FastifyRequest): Promise<{ token: string; sessionId: string }>;
       /** onRequest/preHandler hook: 401 unless a live session's token is presented. */
-      authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+      authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
       /** Hook factory: 403 unless the authenticated actor has one of the roles. */
       requireRole(...roles: string[]): (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
       /** The user a bearer token names, from its signature alone (no database): for rate-limit keys. */

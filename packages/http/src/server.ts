@@ -67,8 +67,21 @@ export interface FoundationOptions {
     redisUrl?: string;
     /** Names the authenticated caller of a request cheaply (no database), or undefined for a public caller. */
     identify?: (request: FastifyRequest) => string | undefined;
+    /**
+     * A caller with a budget of its own (an ingest key shipping logs, say): its key and limit per
+     * minute, or undefined to fall back to `identify`. Checked first; must be cheap.
+     */
+    tier?: (request: FastifyRequest) => { key: string; max: number } | undefined;
   };
-  docs: { title: string; description: string; version: string; prefix: string; tags?: { name: string; description: string }[] };
+  docs: {
+    title: string;
+    description: string;
+    version: string;
+    prefix: string;
+    tags?: { name: string; description: string }[];
+    /** Security schemes beyond `bearerAuth`, e.g. an API-key header. */
+    securitySchemes?: Record<string, { type: 'apiKey'; in: 'header'; name: string; description?: string }>;
+  };
 }
 
 /**
@@ -83,7 +96,7 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
   });
 
-  const { identify } = options.rateLimit;
+  const { identify, tier } = options.rateLimit;
   const redis =
     options.rateLimit.store === 'redis' && options.rateLimit.redisUrl
       ? new Redis(options.rateLimit.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
@@ -100,10 +113,15 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     redis,
     skipOnError: true,
     keyGenerator: (request) => {
+      const special = tier?.(request);
+      if (special) return `tier:${special.key}`;
       const who = identify?.(request);
       return who ? `user:${who}` : `ip:${request.ip}`;
     },
-    max: (_request, key) => (key.startsWith('user:') ? options.rateLimit.authenticated : options.rateLimit.public),
+    max: (request, key) => {
+      if (key.startsWith('tier:')) return tier?.(request)?.max ?? options.rateLimit.authenticated;
+      return key.startsWith('user:') ? options.rateLimit.authenticated : options.rateLimit.public;
+    },
     timeWindow: 60_000,
     // The browsable docs load several assets at once; they are static and not worth limiting.
     allowList: (request) => request.url === options.docs.prefix || request.url.startsWith(`${options.docs.prefix}/`),
@@ -129,7 +147,10 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
       servers: [],
       tags: options.docs.tags,
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          ...options.docs.securitySchemes,
+        },
       },
     },
     transform: jsonSchemaTransform,

@@ -6,41 +6,55 @@ import type { Config } from '../config.js';
 import type { Schema } from '../db/index.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { createAuthService } from './auth/auth.service.js';
+import { ingestKeysRoutes } from './ingest-keys/ingest-keys.routes.js';
+import type { IngestKeysService } from './ingest-keys/ingest-keys.service.js';
+import { createWriterAuth } from './ingest-keys/writer-auth.js';
+import type { LogEvents } from './logs/log-events.js';
 import { logsRoutes } from './logs/logs.routes.js';
 import { createLogsService } from './logs/logs.service.js';
+import { membersRoutes } from './members/members.routes.js';
+import { createMembersService } from './members/members.service.js';
+import { otlpRoutes } from './otlp/otlp.routes.js';
 import { projectConfigRoutes } from './project-config/project-config.routes.js';
 import { createProjectConfigService } from './project-config/project-config.service.js';
 import { projectsRoutes } from './projects/projects.routes.js';
-import { createProjectAccess, createProjectsService } from './projects/projects.service.js';
+import { createProjectsService, type ProjectAccess } from './projects/projects.service.js';
 import { statsRoutes } from './stats/stats.routes.js';
 import { createStatsService } from './stats/stats.service.js';
 
 export const VERSION = '1.0.0';
 
-/** Wires services to their dependencies and mounts every module under `/api`. */
+/** Wires services to their dependencies and mounts every module (under `/api`, OTLP under `/v1`). */
 export async function registerModules(
   app: FastifyInstance,
-  deps: { config: Readonly<Config>; database: DatabaseHandle<Schema>; throttle: LoginThrottle },
+  deps: {
+    config: Readonly<Config>;
+    database: DatabaseHandle<Schema>;
+    throttle: LoginThrottle;
+    access: ProjectAccess;
+    events: LogEvents;
+    ingestKeys: IngestKeysService;
+  },
 ) {
   const { db } = deps.database;
-  const access = createProjectAccess({ db });
+  const { access, events, ingestKeys } = deps;
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
+  const logs = createLogsService({ db, access, events });
+  const writerAuth = createWriterAuth(app, ingestKeys);
+  const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
 
   await app.register(
     async (api) => {
       await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
       await api.register(authRoutes({ auth }));
       await api.register(projectsRoutes({ projects: createProjectsService({ db, access }) }));
-      await api.register(
-        logsRoutes({
-          logs: createLogsService({ db, access }),
-          batchMaxEntries: deps.config.logs.batchMaxEntries,
-          batchMaxBytes: deps.config.logs.batchMaxBytes,
-        }),
-      );
+      await api.register(membersRoutes({ members: createMembersService({ db, access }) }));
+      await api.register(ingestKeysRoutes({ ingestKeys }));
+      await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes }));
       await api.register(statsRoutes({ stats: createStatsService({ db, access }) }));
       await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access }) }));
     },
     { prefix: '/api' },
   );
+  await app.register(otlpRoutes({ logs, writerAuth, maxRecords: batchMaxEntries, maxBytes: batchMaxBytes }));
 }

@@ -1,3 +1,6 @@
 export * from './users.js';
 export * from './projects.js';
 export * from './logs.js';
+export * from './ingest-keys.js';
+export * from './patterns.js';
+export * from './alerts.js';

@@ -39,6 +39,12 @@ export const projects = pgTable(
       .$type<NotificationSettings>()
       .notNull()
       .default(DEFAULT_NOTIFICATION_SETTINGS),
+    // Signs webhook bodies (HMAC-SHA256); generated per project, shown to its owners.
+    webhookSecret: text('webhook_secret')
+      .notNull()
+      .default(sql`replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')`),
+    // When the last alert fired: the quiet period is measured from it, in one conditional update.
+    lastAlertAt: timestamp('last_alert_at', { withTimezone: true }),
     ...timestamps,
   },
   (t) => [check('projects_retention_days_range', sql`${t.retentionDays} between 1 and 3650`)],

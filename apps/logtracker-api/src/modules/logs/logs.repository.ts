@@ -13,17 +13,25 @@ export interface LogFilters {
 // 8 columns × 1 000 rows stays far below PostgreSQL's 65 535 parameters per statement.
 const INSERT_CHUNK = 1_000;
 
-/** Inserts every row or none: a batch is one transaction. */
-export async function insertLogs(db: DbTx, rows: NewLog[]) {
-  if (rows.length === 1) {
-    return db.insert(logs).values(rows).returning();
+/** Inserts every row or none (a batch is one transaction); answers the new ids in row order. */
+export async function insertLogs(db: DbTx, rows: NewLog[]): Promise<number[]> {
+  if (rows.length <= INSERT_CHUNK) {
+    const inserted = await db.insert(logs).values(rows).returning({ id: logs.id });
+    return inserted.map((r) => r.id);
   }
-  await withTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
+    const ids: number[] = [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      await tx.insert(logs).values(rows.slice(i, i + INSERT_CHUNK));
+      const inserted = await tx.insert(logs).values(rows.slice(i, i + INSERT_CHUNK)).returning({ id: logs.id });
+      for (const r of inserted) ids.push(r.id);
     }
+    return ids;
   });
-  return [];
+}
+
+export async function findLog(db: DbTx, logId: number) {
+  const [row] = await db.select().from(logs).where(eq(logs.id, logId)).limit(1);
+  return row;
 }
 
 function where(projectId: number, filters: LogFilters): SQL | undefined {

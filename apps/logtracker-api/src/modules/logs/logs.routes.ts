@@ -2,6 +2,7 @@ import { requireActor } from '@repo/auth';
 import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import type { WriterAuth } from '../ingest-keys/writer-auth.js';
 import type { LogsService } from './logs.service.js';
 import {
   BatchBody,
@@ -16,13 +17,21 @@ import {
 
 const security = [{ bearerAuth: [] }];
 
-export function logsRoutes(deps: { logs: LogsService; batchMaxEntries: number; batchMaxBytes: number }): FastifyPluginAsyncZod {
+const writerSecurity: Record<string, string[]>[] = [{ bearerAuth: [] }, { ingestKey: [] }];
+
+export function logsRoutes(deps: {
+  logs: LogsService;
+  writerAuth: WriterAuth;
+  batchMaxEntries: number;
+  batchMaxBytes: number;
+}): FastifyPluginAsyncZod {
+  const { authenticateWriter, writerOf } = deps.writerAuth;
   return async (app) => {
-    app.addHook('onRequest', app.auth.authenticate);
 
     app.get(
       '/projects/:project_id/logs',
       {
+        onRequest: app.auth.authenticate,
         schema: {
           operationId: 'listLogs',
           tags: ['logs'],
@@ -44,18 +53,19 @@ export function logsRoutes(deps: { logs: LogsService; batchMaxEntries: number; b
     app.post(
       '/projects/:project_id/logs',
       {
+        onRequest: authenticateWriter,
         schema: {
           operationId: 'createLog',
           tags: ['logs'],
-          summary: 'Submit one log entry',
-          security,
+          summary: 'Submit one log entry (a member, or an ingest key of the project)',
+          security: writerSecurity,
           params: ProjectScopedParams,
           body: LogEntryBody,
           response: { 201: LogEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
         },
       },
       async (request, reply) => {
-        const log = await deps.logs.create(requireActor(request), request.params.project_id, request.body);
+        const log = await deps.logs.create(writerOf(request), request.params.project_id, request.body);
         return reply.status(201).send({ data: presentLog(log), message: 'Log stored' });
       },
     );
@@ -64,6 +74,7 @@ export function logsRoutes(deps: { logs: LogsService; batchMaxEntries: number; b
       '/projects/:project_id/logs/batch',
       {
         bodyLimit: deps.batchMaxBytes,
+        onRequest: authenticateWriter,
         // Counted before validation, so an oversized batch answers 413 without validating every entry.
         preValidation: async (request) => {
           const body = request.body as { logs?: unknown } | undefined;
@@ -74,16 +85,16 @@ export function logsRoutes(deps: { logs: LogsService; batchMaxEntries: number; b
         schema: {
           operationId: 'createLogBatch',
           tags: ['logs'],
-          summary: 'Submit many log entries at once; validated whole, all stored or none',
+          summary: 'Submit many log entries at once (a member, or an ingest key); validated whole, all stored or none',
           description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored.`,
-          security,
+          security: writerSecurity,
           params: ProjectScopedParams,
           body: BatchBody,
           response: { 201: BatchEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
         },
       },
       async (request, reply) => {
-        const result = await deps.logs.createBatch(requireActor(request), request.params.project_id, request.body.logs);
+        const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, request.body.logs);
         return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
       },
     );
@@ -91,6 +102,7 @@ export function logsRoutes(deps: { logs: LogsService; batchMaxEntries: number; b
     app.get(
       '/logs/:id',
       {
+        onRequest: app.auth.authenticate,
         schema: {
           operationId: 'getLog',
           tags: ['logs'],

@@ -22,7 +22,7 @@ const MAX_CONTEXT_DEPTH = 32;
  * `\u0000` would also reject an escaped backslash followed by "u0000", which is ordinary text.
  * Iterative, so that a deeply nested value cannot overflow the stack here either.
  */
-function contextProblem(value: unknown): string | undefined {
+export function contextProblem(value: unknown): string | undefined {
   const pending: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
   for (let item = pending.pop(); item; item = pending.pop()) {
     const { value: current, depth } = item;

@@ -2,9 +2,14 @@ import type { Actor } from '@repo/auth';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { NewLog } from '../../db/schema/index.js';
+import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
+import type { IngestedLog, LogEvents } from './log-events.js';
 import * as repo from './logs.repository.js';
 import type { ListLogsQuery, LogEntryBody } from './logs.schemas.js';
+
+/** Who submits logs: a signed-in member, or an ingest key bound to one project. */
+export type LogWriter = { kind: 'user'; actor: Actor } | { kind: 'ingest-key'; key: IngestPrincipal };
 
 function toRow(projectId: number, entry: LogEntryBody, receivedAt: Date): NewLog {
   return {
@@ -18,24 +23,59 @@ function toRow(projectId: number, entry: LogEntryBody, receivedAt: Date): NewLog
   };
 }
 
-export function createLogsService(deps: { db: DbTx; access: ProjectAccess }) {
-  const { db, access } = deps;
+export function createLogsService(deps: { db: DbTx; access: ProjectAccess; events: LogEvents }) {
+  const { db, access, events } = deps;
+
+  async function authorizeWrite(writer: LogWriter, projectId: number) {
+    if (writer.kind === 'user') {
+      await access.assertMember(writer.actor, projectId);
+    } else if (writer.key.projectId !== projectId) {
+      // A key names one project; any other is as good as absent.
+      throw AppError.notFound('Project');
+    }
+  }
+
+  /** Stores rows in one transaction, then announces them (live tail, alerts) without waiting. */
+  async function store(projectId: number, rows: NewLog[]): Promise<IngestedLog[]> {
+    const ids = await repo.insertLogs(db, rows);
+    const stored = rows.map((row, i) => ({
+      id: ids[i] as number,
+      projectId,
+      level: row.level,
+      message: row.message,
+      context: row.context ?? null,
+      source: row.source ?? null,
+      timestamp: row.timestamp,
+      receivedAt: row.receivedAt as Date,
+    }));
+    events.publish(projectId, stored);
+    return stored;
+  }
+
   return {
-    async create(actor: Actor, projectId: number, entry: LogEntryBody) {
-      await access.assertMember(actor, projectId);
-      const [log] = await repo.insertLogs(db, [toRow(projectId, entry, new Date())]);
+    async create(writer: LogWriter, projectId: number, entry: LogEntryBody) {
+      await authorizeWrite(writer, projectId);
+      const [log] = await store(projectId, [toRow(projectId, entry, new Date())]);
       if (!log) throw new Error('insert returned no log');
-      return log;
+      return { ...log, patternId: null };
     },
 
-    async createBatch(actor: Actor, projectId: number, entries: LogEntryBody[]) {
-      await access.assertMember(actor, projectId);
+    async createBatch(writer: LogWriter, projectId: number, entries: LogEntryBody[]) {
+      await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
-      await repo.insertLogs(
-        db,
+      await store(
+        projectId,
         entries.map((e) => toRow(projectId, e, receivedAt)),
       );
       return { accepted: entries.length };
+    },
+
+    /** Stores rows already mapped (OTLP), for a writer already authorised for the project. */
+    async storeMapped(writer: LogWriter, projectId: number, rows: NewLog[]) {
+      await authorizeWrite(writer, projectId);
+      if (rows.length === 0) return 0;
+      await store(projectId, rows);
+      return rows.length;
     },
 
     async list(actor: Actor, projectId: number, query: ListLogsQuery) {

@@ -1,0 +1,56 @@
+import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { projects, type LogLevel } from './projects.js';
+import { users } from './users.js';
+
+/** A log template mined from a project's messages; `cluster_id` is the miner's stable id. */
+export const patterns = pgTable(
+  'patterns',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    clusterId: integer('cluster_id').notNull(),
+    template: text('template').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull().default(0),
+    levels: jsonb('levels').$type<LogLevel[]>().notNull().default([]),
+    firstSeen: timestamp('first_seen', { withTimezone: true }),
+    lastSeen: timestamp('last_seen', { withTimezone: true }),
+    sample: text('sample'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('patterns_project_cluster_unique').on(t.projectId, t.clusterId)],
+);
+
+/** The template miner's state per project, so that mining resumes where it stopped. */
+export const minerStates = pgTable('miner_states', {
+  projectId: integer('project_id')
+    .primaryKey()
+    .references(() => projects.id, { onDelete: 'cascade' }),
+  state: jsonb('state').notNull(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** One run of the analysis: its request and the facts it found. */
+export const analyses = pgTable(
+  'analyses',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    projectId: integer('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    requestedBy: integer('requested_by').references(() => users.id, { onDelete: 'set null' }),
+    timeRange: text('time_range').notNull(),
+    logLevels: jsonb('log_levels').$type<LogLevel[]>().notNull(),
+    focusAreas: jsonb('focus_areas').$type<string[]>().notNull(),
+    rangeFrom: timestamp('range_from', { withTimezone: true }).notNull(),
+    rangeTo: timestamp('range_to', { withTimezone: true }).notNull(),
+    result: jsonb('result').$type<Record<string, unknown>>().notNull(),
+    summary: text('summary').notNull(),
+    narrative: text('narrative'),
+    aiModel: text('ai_model'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('analyses_project_created_idx').on(t.projectId, t.createdAt.desc())],
+);
