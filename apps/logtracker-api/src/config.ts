@@ -7,12 +7,31 @@ const schema = z.object({
   LOGS_BATCH_MAX_ENTRIES: env.positiveInt(10_000),
   LOGS_BATCH_MAX_BYTES: env.positiveInt(5 * 1024 * 1024),
   RATE_LIMIT_INGEST: env.positiveInt(1200),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().min(1).default('Log Tracker <alerts@logtracker.local>'),
+  ALERT_WORKER_ENABLED: env.bool.optional(),
+  ALERT_WORKER_INTERVAL_MS: env.positiveInt(5000),
+  ALERT_MAX_ATTEMPTS: env.positiveInt(6),
+  WEBHOOK_TIMEOUT_MS: env.positiveInt(5000),
+  AI_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  AI_API_KEY: z.string().min(1).optional(),
+  AI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  AI_TIMEOUT_MS: env.positiveInt(15_000),
 });
 
 export interface Config extends CommonConfig {
   logs: { batchMaxEntries: number; batchMaxBytes: number };
   /** Requests per minute per ingest key: pipelines ship in bursts, beyond a person's budget. */
   ingestRateLimit: number;
+  /** SMTP when `smtpUrl` is set; otherwise e-mails are written to the app log. */
+  mail: { smtpUrl?: string; from: string };
+  /**
+   * The alert delivery worker. It starts with the app unless disabled (by default in tests, which
+   * drive it themselves); `maxAttempts` tries per delivery before it is marked failed.
+   */
+  alerts: { workerEnabled: boolean; workerIntervalMs: number; maxAttempts: number; webhookTimeoutMs: number };
+  /** An OpenAI-compatible chat API for the optional analysis narrative; none when `url` is unset. */
+  ai: { url?: string; apiKey?: string; model: string; timeoutMs: number };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -22,5 +41,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ...buildCommonConfig(parsed, { appName: 'logtracker-api', port: parsed.PORT }),
     logs: { batchMaxEntries: parsed.LOGS_BATCH_MAX_ENTRIES, batchMaxBytes: parsed.LOGS_BATCH_MAX_BYTES },
     ingestRateLimit: parsed.RATE_LIMIT_INGEST,
+    mail: { smtpUrl: parsed.SMTP_URL, from: parsed.MAIL_FROM },
+    alerts: {
+      workerEnabled: parsed.ALERT_WORKER_ENABLED ?? parsed.NODE_ENV !== 'test',
+      workerIntervalMs: parsed.ALERT_WORKER_INTERVAL_MS,
+      maxAttempts: parsed.ALERT_MAX_ATTEMPTS,
+      webhookTimeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
+    },
+    ai: { url: parsed.AI_API_URL, apiKey: parsed.AI_API_KEY, model: parsed.AI_MODEL, timeoutMs: parsed.AI_TIMEOUT_MS },
   });
 }

@@ -112,6 +112,14 @@ function isTransaction(db: DbOrTx): db is Transaction {
   return typeof (db as { rollback?: unknown }).rollback === 'function';
 }
 
+/**
+ * An instant as a raw-SQL parameter. Raw `sql` does not map a Date through a column type, and
+ * postgres.js fails on a Date object where PGlite accepts one; ISO text with a cast works on both.
+ */
+export function timestamptz(date: Date): SQL {
+  return sql`${date.toISOString()}::timestamptz`;
+}
+
 /** Escapes `%`, `_` and `\` so that user text is matched literally inside LIKE/ILIKE patterns. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -4,6 +4,10 @@ import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Schema } from '../db/index.js';
+import { createOpenAiCompatibleWriter } from '../integrations/ai/openai-compatible.js';
+import { noNarrative } from '../integrations/ai/ai.js';
+import { analysisRoutes } from './analysis/analysis.routes.js';
+import { createAnalysisService } from './analysis/analysis.service.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { createAuthService } from './auth/auth.service.js';
 import { ingestKeysRoutes } from './ingest-keys/ingest-keys.routes.js';
@@ -15,6 +19,7 @@ import { createLogsService } from './logs/logs.service.js';
 import { membersRoutes } from './members/members.routes.js';
 import { createMembersService } from './members/members.service.js';
 import { otlpRoutes } from './otlp/otlp.routes.js';
+import { createPatternMiningService } from './patterns/patterns.service.js';
 import { projectConfigRoutes } from './project-config/project-config.routes.js';
 import { createProjectConfigService } from './project-config/project-config.service.js';
 import { projectsRoutes } from './projects/projects.routes.js';
@@ -42,6 +47,17 @@ export async function registerModules(
   const logs = createLogsService({ db, access, events });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
+  const { ai } = deps.config;
+  const narrative = ai.url
+    ? createOpenAiCompatibleWriter({
+        url: ai.url,
+        apiKey: ai.apiKey,
+        model: ai.model,
+        timeoutMs: ai.timeoutMs,
+        onError: (error) => app.log.warn({ err: error }, 'AI narrative unavailable; the analysis stands without it'),
+      })
+    : noNarrative;
+  const analysis = createAnalysisService({ db, access, mining: createPatternMiningService({ db }), narrative });
 
   await app.register(
     async (api) => {
@@ -52,6 +68,7 @@ export async function registerModules(
       await api.register(ingestKeysRoutes({ ingestKeys }));
       await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes }));
       await api.register(statsRoutes({ stats: createStatsService({ db, access }) }));
+      await api.register(analysisRoutes({ analysis }));
       await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access }) }));
     },
     { prefix: '/api' },

@@ -1,4 +1,4 @@
-import { bigId, iso, NO_NUL_MESSAGE, noNul, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
+import { bigId, id, iso, NO_NUL_MESSAGE, noNul, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
 import { z } from 'zod';
 import { LOG_LEVELS, type Log } from '../../db/schema/index.js';
 
@@ -69,6 +69,7 @@ export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 5
     from_date: logTime.optional(),
     to_date: logTime.optional(),
     search: z.string().min(1).max(500).refine(noNul, NO_NUL_MESSAGE).optional(),
+    pattern_id: id.optional().describe('Logs of one mined pattern (see insights); set by an analysis'),
   })
   .refine((q) => !q.from_date || !q.to_date || q.from_date <= q.to_date, {
     path: ['to_date'],
@@ -87,6 +88,7 @@ export const LogResponse = z.object({
   source: z.string().nullable(),
   timestamp,
   received_at: timestamp,
+  pattern_id: z.number().int().nullable().describe('The mined pattern, once an analysis has covered the log'),
 });
 
 export const LogEnvelope = envelope(LogResponse);
@@ -103,5 +105,6 @@ export function presentLog(log: Log) {
     source: log.source,
     timestamp: iso(log.timestamp),
     received_at: iso(log.receivedAt),
+    pattern_id: log.patternId ?? null,
   };
 }

@@ -84,7 +84,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       const { rows, total } = await repo.listLogs(
         db,
         projectId,
-        { level: query.level, from: query.from_date, to: query.to_date, search: query.search },
+        { level: query.level, from: query.from_date, to: query.to_date, search: query.search, patternId: query.pattern_id },
         per_page,
         pageOffset(page, per_page),
       );

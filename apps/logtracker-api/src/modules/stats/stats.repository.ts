@@ -1,14 +1,8 @@
-import { queryRows } from '@repo/db';
+import { queryRows, timestamptz as at } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import type { LogLevel } from '../../db/schema/index.js';
 
-/**
- * An instant as a query parameter. Raw `sql` does not map a Date through a column type, and the
- * postgres.js driver (drizzle passes timestamps through it as text) fails on a Date object; PGlite
- * accepts one, so only a PostgreSQL server showed the fault. ISO text with a cast works on both.
- */
-const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
 
 /** Counts per level in the current and the previous period, in one scan of both. */
 export function countByLevel(db: DbTx, projectId: number, previousFrom: Date, from: Date, to: Date) {
