@@ -1,10 +1,14 @@
-import { authPlugin, createLoginThrottle, hashToken, type LoginThrottle } from '@repo/auth';
+import websocket from '@fastify/websocket';
+import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
+import { registerAlerting } from './jobs/alerting.js';
+import { registerRetention } from './jobs/retention.js';
+import { loggerOptions } from './logging.js';
 import { createSessionStore } from './modules/auth/auth.service.js';
-import { createIngestKeysService, presentedIngestKey } from './modules/ingest-keys/ingest-keys.service.js';
+import { createIngestKeysService } from './modules/ingest-keys/ingest-keys.service.js';
 import { createLogEvents } from './modules/logs/log-events.js';
 import { createProjectAccess } from './modules/projects/projects.service.js';
 import { registerModules, VERSION } from './modules/index.js';
@@ -34,7 +38,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const app = createServer({
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
-    logger: overrides.logger,
+    logger: loggerOptions(config.logLevel, overrides.logger),
   });
 
   const database = overrides.database ?? (await openDatabase(config));
@@ -53,11 +57,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     rateLimit: {
       ...config.rateLimit,
       identify: (request) => app.auth.peekSubject(request),
-      // Each ingest key has a budget of its own, keyed by its hash so no one can spend another's.
-      tier: (request) => {
-        const key = presentedIngestKey(request);
-        return key ? { key: `ingest:${hashToken(key).slice(0, 24)}`, max: config.ingestRateLimit } : undefined;
-      },
+      // On the routes that take ingest keys, a key verified lately has a budget of its own, keyed
+      // by its hash so no one can spend another's.
+      tier: (request) => ingestKeys.rateLimitTier(request, config.ingestRateLimit),
     },
     docs: {
       title: 'Log Tracker API',
@@ -70,6 +72,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'logs', description: 'Submitting and reading logs' },
         { name: 'stats', description: 'Statistics' },
         { name: 'config', description: 'Per-project configuration' },
+        { name: 'alerts', description: 'Alerts raised by log thresholds and their deliveries' },
         { name: 'ingest keys', description: 'Ingest-only credentials for CI pipelines' },
         { name: 'otlp', description: 'OpenTelemetry logs receiver' },
         { name: 'health', description: 'Health' },
@@ -79,6 +82,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
       },
     },
   });
+  // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Clients
+  // of the live tail only listen, so what they may send is kept small.
+  await app.register(websocket, { options: { maxPayload: 4096 } });
   await registerModules(app, {
     config,
     database,
@@ -87,5 +93,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     events,
     ingestKeys,
   });
+  registerAlerting(app, { config, db: database.db, events });
+  registerRetention(app, { config, db: database.db });
   return app;
 }

@@ -17,6 +17,13 @@ const schema = z.object({
   AI_API_KEY: z.string().min(1).optional(),
   AI_MODEL: z.string().min(1).default('gpt-4o-mini'),
   AI_TIMEOUT_MS: env.positiveInt(15_000),
+  // 0 turns the in-app schedule off (a CronJob runs `node dist/cli/retention.js` instead); at most a week.
+  RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(7 * 24 * 60).optional(),
+  RETENTION_BATCH_SIZE: env.positiveInt(5000),
+  RETENTION_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(50),
+  TAIL_HEARTBEAT_MS: env.positiveInt(30_000),
+  TAIL_SESSION_CHECK_MS: env.positiveInt(60_000),
+  TAIL_MAX_BUFFERED_BYTES: env.positiveInt(4 * 1024 * 1024),
 });
 
 export interface Config extends CommonConfig {
@@ -32,6 +39,13 @@ export interface Config extends CommonConfig {
   alerts: { workerEnabled: boolean; workerIntervalMs: number; maxAttempts: number; webhookTimeoutMs: number };
   /** An OpenAI-compatible chat API for the optional analysis narrative; none when `url` is unset. */
   ai: { url?: string; apiKey?: string; model: string; timeoutMs: number };
+  /**
+   * Deleting expired logs: every `intervalMinutes` in the app (0: never, and by default in tests,
+   * whose fixed-date logs it would delete), `batchSize` rows per statement, `pauseMs` between them.
+   */
+  retention: { intervalMinutes: number; batchSize: number; pauseMs: number };
+  /** The live tail: ping interval, session re-check interval, and the send buffer a client may fall behind by. */
+  tail: { heartbeatMs: number; sessionCheckMs: number; maxBufferedBytes: number };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -49,5 +63,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       webhookTimeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
     },
     ai: { url: parsed.AI_API_URL, apiKey: parsed.AI_API_KEY, model: parsed.AI_MODEL, timeoutMs: parsed.AI_TIMEOUT_MS },
+    retention: {
+      intervalMinutes: parsed.RETENTION_INTERVAL_MINUTES ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
+      batchSize: parsed.RETENTION_BATCH_SIZE,
+      pauseMs: parsed.RETENTION_PAUSE_MS,
+    },
+    tail: {
+      heartbeatMs: parsed.TAIL_HEARTBEAT_MS,
+      sessionCheckMs: parsed.TAIL_SESSION_CHECK_MS,
+      maxBufferedBytes: parsed.TAIL_MAX_BUFFERED_BYTES,
+    },
   });
 }

@@ -481,6 +481,7 @@ describe('GET /api/projects/{project_id}/logs', () => {
         source: null,
         timestamp: '2026-04-01T13:00:00.000Z',
         received_at: b?.receivedAt.toISOString(),
+        pattern_id: null,
       });
     });
 
@@ -725,6 +726,7 @@ describe('GET /api/logs/{id}', () => {
         source: 'cron',
         timestamp: '2026-07-01T00:00:00.000Z',
         received_at: log.receivedAt.toISOString(),
+        pattern_id: null,
       });
     }
   });

@@ -6,6 +6,8 @@ import type { Config } from '../config.js';
 import type { Schema } from '../db/index.js';
 import { createOpenAiCompatibleWriter } from '../integrations/ai/openai-compatible.js';
 import { noNarrative } from '../integrations/ai/ai.js';
+import { alertsRoutes } from './alerts/alerts.routes.js';
+import { createAlertsService } from './alerts/alerts.service.js';
 import { analysisRoutes } from './analysis/analysis.routes.js';
 import { createAnalysisService } from './analysis/analysis.service.js';
 import { authRoutes } from './auth/auth.routes.js';
@@ -26,6 +28,8 @@ import { projectsRoutes } from './projects/projects.routes.js';
 import { createProjectsService, type ProjectAccess } from './projects/projects.service.js';
 import { statsRoutes } from './stats/stats.routes.js';
 import { createStatsService } from './stats/stats.service.js';
+import { tailRoutes } from './tail/tail.routes.js';
+import { createTailService } from './tail/tail.service.js';
 
 export const VERSION = '1.0.0';
 
@@ -67,9 +71,11 @@ export async function registerModules(
       await api.register(membersRoutes({ members: createMembersService({ db, access }) }));
       await api.register(ingestKeysRoutes({ ingestKeys }));
       await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes }));
+      await api.register(tailRoutes({ tail: createTailService({ access, events, sessions: app.auth.store, ...deps.config.tail }) }));
       await api.register(statsRoutes({ stats: createStatsService({ db, access }) }));
       await api.register(analysisRoutes({ analysis }));
       await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access }) }));
+      await api.register(alertsRoutes({ alerts: createAlertsService({ db, access }) }));
     },
     { prefix: '/api' },
   );

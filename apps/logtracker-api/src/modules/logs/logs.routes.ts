@@ -53,6 +53,7 @@ export function logsRoutes(deps: {
     app.post(
       '/projects/:project_id/logs',
       {
+        config: { ingestKey: true },
         onRequest: authenticateWriter,
         schema: {
           operationId: 'createLog',
@@ -74,6 +75,7 @@ export function logsRoutes(deps: {
       '/projects/:project_id/logs/batch',
       {
         bodyLimit: deps.batchMaxBytes,
+        config: { ingestKey: true },
         onRequest: authenticateWriter,
         // Counted before validation, so an oversized batch answers 413 without validating every entry.
         preValidation: async (request) => {

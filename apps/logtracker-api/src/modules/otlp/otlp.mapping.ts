@@ -57,7 +57,9 @@ function nanosToDate(value: string | number | undefined): Date | undefined {
   if (value === undefined || value === '' || value === 0 || value === '0') return undefined;
   let ms: number;
   try {
-    ms = Number(BigInt(typeof value === 'number' ? Math.trunc(value) : value) / 1_000_000n);
+    // A JSON number beyond 2^53 is only the nearest double (…05250000000 reads as …05249999872):
+    // its shortest decimal form is the digits the sender wrote, so a whole millisecond stays whole.
+    ms = Number(BigInt(typeof value === 'number' ? String(Math.trunc(value)) : value) / 1_000_000n);
   } catch {
     return new Date(Number.NaN);
   }

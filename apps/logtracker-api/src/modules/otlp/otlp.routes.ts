@@ -1,3 +1,4 @@
+import { createGunzip } from 'node:zlib';
 import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import type { WriterAuth } from '../ingest-keys/writer-auth.js';
@@ -20,11 +21,29 @@ export function otlpRoutes(deps: {
       '/v1/logs',
       {
         bodyLimit: deps.maxBytes,
+        config: { ingestKey: true },
         onRequest: async (request) => {
           await deps.writerAuth.authenticateWriter(request);
           if (!request.ingestPrincipal) {
             throw new AppError('forbidden', 'OTLP export takes a project ingest key, not a user token');
           }
+        },
+        // Collectors compress by default (the Collector's otlphttp exporter sends gzip). The body
+        // limit counts the decompressed bytes, so a small compressed bomb still answers 413.
+        preParsing: async (request, _reply, payload) => {
+          const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+          if (encoding === 'identity') return payload;
+          if (encoding !== 'gzip') {
+            throw new AppError('bad_request', `Unsupported Content-Encoding "${encoding}"; send gzip or none`);
+          }
+          const gunzip: ReturnType<typeof createGunzip> & { receivedEncodedLength?: number } = createGunzip();
+          let encodedLength = 0;
+          payload.on('data', (chunk: Buffer) => {
+            encodedLength += chunk.length;
+            // Fastify compares this, not the decompressed length, with Content-Length.
+            gunzip.receivedEncodedLength = encodedLength;
+          });
+          return payload.pipe(gunzip);
         },
         schema: {
           operationId: 'otlpExportLogs',

@@ -3,7 +3,7 @@ import { requireActor } from '@repo/auth';
 import { errorResponses } from '@repo/schemas';
 import { ProjectScopedParams } from '../projects/projects.schemas.js';
 import type { ProjectConfigService } from './project-config.service.js';
-import { ConfigEnvelope, presentConfig, UpdateConfigBody } from './project-config.schemas.js';
+import { ConfigEnvelope, presentConfig, UpdateConfigBody, WebhookSecretEnvelope } from './project-config.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -42,6 +42,26 @@ export function projectConfigRoutes(deps: { config: ProjectConfigService }): Fas
       async (request) => {
         const project = await deps.config.update(requireActor(request), request.params.project_id, request.body);
         return { data: presentConfig(project), message: 'Configuration updated' };
+      },
+    );
+
+    // A route of its own rather than a field of the configuration: the secret is shown when an
+    // owner asks for it, not in every configuration read that members and UIs make.
+    app.get(
+      '/projects/:project_id/config/webhook-secret',
+      {
+        schema: {
+          operationId: 'getWebhookSecret',
+          tags: ['config'],
+          summary: "The secret that signs this project's webhook requests (owners only)",
+          security,
+          params: ProjectScopedParams,
+          response: { 200: WebhookSecretEnvelope, ...errorResponses(401, 403, 404, 422, 429) },
+        },
+      },
+      async (request) => {
+        const secret = await deps.config.webhookSecret(requireActor(request), request.params.project_id);
+        return { data: { project_id: secret.projectId, webhook_secret: secret.webhookSecret } };
       },
     );
   };

@@ -50,6 +50,15 @@ export const ConfigResponse = z.object({
 
 export const ConfigEnvelope = envelope(ConfigResponse);
 
+export const WebhookSecretEnvelope = envelope(
+  z.object({
+    project_id: z.number().int(),
+    webhook_secret: z
+      .string()
+      .describe('Signs webhook bodies: x-logtracker-signature = sha256=<hex HMAC-SHA256(secret, "<x-logtracker-timestamp>.<body>")>'),
+  }),
+);
+
 export function presentConfig(project: Project) {
   return {
     project_id: project.id,

@@ -14,6 +14,12 @@ export function createProjectConfigService(deps: { db: DbTx; access: ProjectAcce
       return project;
     },
 
+    /** Owners only: the secret that signs the project's webhooks, for the receiver to verify them. */
+    async webhookSecret(actor: Actor, projectId: number) {
+      const { project } = await deps.access.owner(actor, projectId);
+      return { projectId: project.id, webhookSecret: project.webhookSecret };
+    },
+
     /** Owners only. Notification settings merge over the current ones, so a partial update keeps the rest. */
     async update(actor: Actor, projectId: number, body: UpdateConfigBody) {
       // The role check runs before the transaction: PGlite serves one transaction at a time, so a

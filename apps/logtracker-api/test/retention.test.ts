@@ -1,0 +1,370 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '@repo/config';
+import { asc, count, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { logs, projects } from '../src/db/schema/index.js';
+import { createRetentionJob, type JobLogger } from '../src/jobs/retention.js';
+import { buildTestApp, createLogs, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+let t: TestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  owner = await createUser(t);
+});
+afterAll(() => t.close());
+
+/** Log lines written by the job, kept for assertions. */
+function captureLogger() {
+  const lines: { level: 'info' | 'error'; obj: object; msg?: string }[] = [];
+  const logger: JobLogger = {
+    info: (obj, msg) => lines.push({ level: 'info', obj, msg }),
+    error: (obj, msg) => lines.push({ level: 'error', obj, msg }),
+  };
+  return { lines, logger };
+}
+
+function job(options: { batchSize?: number; pauseMs?: number; now?: () => Date } = {}) {
+  const { lines, logger } = captureLogger();
+  const retention = createRetentionJob({
+    db: t.database.db,
+    logger,
+    batchSize: options.batchSize ?? 5000,
+    pauseMs: options.pauseMs ?? 0,
+    now: options.now,
+  });
+  return { retention, lines };
+}
+
+async function projectWithRetention(days: number) {
+  const project = await createProject(t, owner);
+  await t.database.db.update(projects).set({ retentionDays: days }).where(eq(projects.id, project.id));
+  return project.id;
+}
+
+/** Logs `ages` ago (ms before `now`), with their age as the message. */
+async function logsAged(projectId: number, ages: number[], now = Date.now()) {
+  return createLogs(
+    t,
+    projectId,
+    ages.map((age) => ({ message: `age ${age}`, timestamp: new Date(now - age) })),
+  );
+}
+
+async function messagesOf(projectId: number) {
+  const rows = await t.database.db
+    .select({ message: logs.message })
+    .from(logs)
+    .where(eq(logs.projectId, projectId))
+    .orderBy(asc(logs.timestamp));
+  return rows.map((r) => r.message);
+}
+
+async function projectCount() {
+  const [row] = await t.database.db.select({ n: count() }).from(projects);
+  return row?.n ?? 0;
+}
+
+describe('retention job', () => {
+  it("deletes each project's logs older than its own retention, and only those", async () => {
+    const now = Date.now();
+    const week = await projectWithRetention(7);
+    const month = await projectWithRetention(30);
+    const day = await projectWithRetention(1);
+    await logsAged(week, [10 * DAY, 8 * DAY, 6 * DAY, DAY], now);
+    await logsAged(month, [40 * DAY, 29 * DAY, 10 * DAY], now);
+    await logsAged(day, [2 * DAY, DAY + 60_000, 60 * 60_000], now);
+
+    const { retention, lines } = job({ now: () => new Date(now) });
+    const result = await retention.runOnce();
+
+    expect(result).toEqual({ deleted: 5, projects: await projectCount(), batches: await projectCount() });
+    expect(await messagesOf(week)).toEqual([`age ${6 * DAY}`, `age ${DAY}`]);
+    expect(await messagesOf(month)).toEqual([`age ${29 * DAY}`, `age ${10 * DAY}`]);
+    expect(await messagesOf(day)).toEqual([`age ${60 * 60_000}`]);
+    // One line per project that lost logs, and a summary.
+    expect(lines.filter((l) => l.msg === 'retention: expired logs deleted').map((l) => l.obj)).toEqual([
+      expect.objectContaining({ projectId: week, deleted: 2 }),
+      expect.objectContaining({ projectId: month, deleted: 1 }),
+      expect.objectContaining({ projectId: day, deleted: 2 }),
+    ]);
+    expect(lines.at(-1)).toMatchObject({ msg: 'retention run finished', obj: { deleted: 5 } });
+  });
+
+  it('keeps a log exactly at the cutoff and deletes one a millisecond older', async () => {
+    const now = Date.parse('2026-03-10T12:00:00.000Z');
+    const id = await projectWithRetention(3);
+    await logsAged(id, [3 * DAY + 1, 3 * DAY, 3 * DAY - 1], now);
+
+    const result = await job({ now: () => new Date(now) }).retention.runOnce();
+
+    expect(result.deleted).toBe(1);
+    expect(await messagesOf(id)).toEqual([`age ${3 * DAY}`, `age ${3 * DAY - 1}`]);
+    // What the fixed clock kept has expired by the real one: out of the way of the counts below.
+    await t.database.db.delete(projects).where(eq(projects.id, id));
+  });
+
+  it('deletes in batches of at most the batch size, oldest first, until none is left', async () => {
+    const id = await projectWithRetention(30);
+    await logsAged(id, [...Array.from({ length: 10 }, (_, i) => (31 + i) * DAY), DAY, 2 * DAY]);
+    const before = await projectCount();
+
+    const result = await job({ batchSize: 3 }).retention.runOnce();
+
+    // 10 expired logs in batches of 3: 3 + 3 + 3 + 1, so four statements for this project and
+    // one (finding nothing) for each other project.
+    expect(result).toEqual({ deleted: 10, projects: before, batches: before - 1 + 4 });
+    expect(await messagesOf(id)).toEqual([`age ${2 * DAY}`, `age ${DAY}`]);
+  });
+
+  it('runs one more (empty) batch when the expired logs fill the last batch exactly', async () => {
+    const id = await projectWithRetention(30);
+    await logsAged(id, [31 * DAY, 32 * DAY, 33 * DAY, 34 * DAY]);
+    const before = await projectCount();
+
+    const result = await job({ batchSize: 2 }).retention.runOnce();
+
+    expect(result).toEqual({ deleted: 4, projects: before, batches: before - 1 + 3 });
+    expect(await messagesOf(id)).toEqual([]);
+  });
+
+  it('answers zero when nothing has expired, and touches nothing', async () => {
+    const id = await projectWithRetention(30);
+    await logsAged(id, [29 * DAY, DAY, 0]);
+
+    const { retention, lines } = job();
+    const result = await retention.runOnce();
+
+    expect(result).toEqual({ deleted: 0, projects: await projectCount(), batches: await projectCount() });
+    expect(await messagesOf(id)).toHaveLength(3);
+    expect(lines.map((l) => l.msg)).toEqual(['retention run finished']);
+  });
+
+  it('lets ingestion through between its batches', async () => {
+    const id = await projectWithRetention(1);
+    await logsAged(id, Array.from({ length: 400 }, (_, i) => 2 * DAY + i));
+    const order: string[] = [];
+
+    const run = job({ batchSize: 20, pauseMs: 5 })
+      .retention.runOnce()
+      .then((r) => {
+        order.push('retention');
+        return r;
+      });
+    const post = t.app
+      .inject({
+        method: 'POST',
+        url: `/api/projects/${id}/logs`,
+        headers: owner.headers,
+        payload: { level: 'info', message: 'during retention' },
+      })
+      .then((r) => {
+        order.push('ingest');
+        return r;
+      });
+    const [result, response] = await Promise.all([run, post]);
+
+    expect(response.statusCode, response.body).toBe(201);
+    expect(order).toEqual(['ingest', 'retention']);
+    expect(result.deleted).toBe(400);
+    expect(await messagesOf(id)).toEqual(['during retention']);
+  });
+
+  it('joins a run in flight instead of starting a second one', async () => {
+    const { retention } = job();
+    const first = retention.runOnce();
+    const second = retention.runOnce();
+    expect(second).toBe(first);
+    await first;
+    expect(retention.runOnce()).not.toBe(first);
+  });
+
+  it('runs on its schedule until stopped, and stop waits for the run in flight', async () => {
+    const id = await projectWithRetention(1);
+    await logsAged(id, [2 * DAY]);
+    const { retention } = job({ pauseMs: 0 });
+
+    retention.start(20);
+    await expect.poll(() => messagesOf(id), { timeout: 5000, interval: 20 }).toEqual([]);
+    // A later run of the same schedule takes logs that expired since.
+    await logsAged(id, [3 * DAY]);
+    await expect.poll(() => messagesOf(id), { timeout: 5000, interval: 20 }).toEqual([]);
+
+    await retention.stop();
+    await logsAged(id, [4 * DAY]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await messagesOf(id)).toEqual([`age ${4 * DAY}`]);
+  });
+
+  it('reports a failed scheduled run and tries again at the next interval', async () => {
+    // A database that is closed fails every statement.
+    const broken = await buildTestApp();
+    await broken.close();
+    const { lines, logger } = captureLogger();
+    const retention = createRetentionJob({ db: broken.database.db, logger, batchSize: 10, pauseMs: 0 });
+
+    retention.start(20);
+    await expect.poll(() => lines.filter((l) => l.level === 'error').length, { timeout: 5000, interval: 10 }).toBeGreaterThanOrEqual(2);
+    await retention.stop();
+    expect(lines[0]).toMatchObject({ level: 'error', msg: 'retention run failed; retrying at the next interval' });
+  });
+});
+
+describe('retention configuration', () => {
+  const base = { NODE_ENV: 'development', DATA_DIR: 'memory://' };
+
+  it('runs hourly in 5000-row batches by default, and not at all in tests unless asked', () => {
+    expect(loadConfig(base).retention).toEqual({ intervalMinutes: 60, batchSize: 5000, pauseMs: 50 });
+    expect(loadConfig({ ...base, NODE_ENV: 'test' }).retention.intervalMinutes).toBe(0);
+    expect(loadConfig({ ...base, NODE_ENV: 'test', RETENTION_INTERVAL_MINUTES: '5' }).retention.intervalMinutes).toBe(5);
+  });
+
+  it('takes 0 to turn the schedule off, and refuses nonsense', () => {
+    expect(loadConfig({ ...base, RETENTION_INTERVAL_MINUTES: '0', RETENTION_BATCH_SIZE: '250' }).retention).toMatchObject({
+      intervalMinutes: 0,
+      batchSize: 250,
+    });
+    for (const bad of [{ RETENTION_INTERVAL_MINUTES: '-1' }, { RETENTION_INTERVAL_MINUTES: 'hourly' }, { RETENTION_BATCH_SIZE: '0' }]) {
+      expect(() => loadConfig({ ...base, ...bad })).toThrow(ConfigError);
+    }
+  });
+
+  it('runs with the app when enabled (first run at start), and not when disabled', async () => {
+    const started = await appLogs({ RETENTION_INTERVAL_MINUTES: '60' });
+    await expect.poll(() => started.messages().includes('retention run finished'), { timeout: 5000, interval: 20 }).toBe(true);
+    await started.close();
+
+    const disabled = await appLogs({ RETENTION_INTERVAL_MINUTES: '0' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(disabled.messages()).not.toContain('retention run finished');
+    await disabled.close();
+  });
+});
+
+/** A test app whose log lines are kept. */
+async function appLogs(env: Record<string, string>) {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  const app = await buildTestApp(env, { logger: { level: 'info', stream } });
+  return {
+    messages: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { msg?: string }).msg),
+    close: () => app.close(),
+  };
+}
+
+describe('retention CLI (node dist/cli/retention.js)', () => {
+  const cli = join(APP_DIR, 'dist', 'cli', 'retention.js');
+  let dataDir: string;
+
+  /** The newest modification time under a directory. */
+  function newest(dir: string): number {
+    let latest = 0;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
+    }
+    return latest;
+  }
+
+  function run(command: string, args: string[], env: Record<string, string>) {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(command, args, { cwd: APP_DIR, env: { PATH: process.env.PATH ?? '', ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  beforeAll(async () => {
+    // CI builds before testing; a local run after editing the sources rebuilds the stale output.
+    if (!existsSync(cli) || statSync(cli).mtimeMs < newest(join(APP_DIR, 'src'))) {
+      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+      const build = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {});
+      if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
+    }
+    dataDir = mkdtempSync(join(tmpdir(), 'retention-cli-'));
+  }, 120_000);
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('deletes expired logs from a PGlite data directory, prints a JSON summary and exits 0', async () => {
+    const env = { NODE_ENV: 'development', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+    const seeding = await openDatabase(loadConfig(env));
+    let projectId: number;
+    try {
+      const [project] = await seeding.db.insert(projects).values({ name: 'cli', retentionDays: 2 }).returning();
+      if (!project) throw new Error('no project');
+      projectId = project.id;
+      const now = Date.now();
+      await seeding.db.insert(logs).values(
+        [5, 4, 3, 1, 0].map((days) => ({
+          projectId: project.id,
+          level: 'info' as const,
+          message: `${days} days old`,
+          timestamp: new Date(now - days * DAY - 1000),
+        })),
+      );
+    } finally {
+      await seeding.close();
+    }
+
+    const result = await run(process.execPath, [cli], { ...env, RETENTION_BATCH_SIZE: '2' });
+
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const summary = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    expect(summary).toMatchObject({ job: 'retention', ok: true, deleted: 3, projects: 1, batches: 2 });
+    expect(typeof summary.duration_ms).toBe('number');
+    // Progress goes to stderr as JSON lines, never mixed into the summary.
+    const logLines = result.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    expect(logLines.map((l) => l.msg)).toContain('retention run finished');
+
+    const reopened = await openDatabase(loadConfig(env));
+    try {
+      const left = await reopened.db.select({ message: logs.message }).from(logs).where(eq(logs.projectId, projectId)).orderBy(asc(logs.timestamp));
+      expect(left.map((r) => r.message)).toEqual(['1 days old', '0 days old']);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('exits 1 with a JSON error line when it cannot run', async () => {
+    const result = await run(process.execPath, [cli], { NODE_ENV: 'development', DATA_DIR: dataDir, RETENTION_BATCH_SIZE: '0' });
+
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    const error = JSON.parse(result.stderr.trim()) as { job: string; ok: boolean; error: string };
+    expect(error).toMatchObject({ job: 'retention', ok: false });
+    expect(error.error).toContain('RETENTION_BATCH_SIZE');
+  });
+
+  it('is the package script `retention`', () => {
+    const pkg = JSON.parse(readFileSync(join(APP_DIR, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.retention).toBe('node dist/cli/retention.js');
+  });
+});
