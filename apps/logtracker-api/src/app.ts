@@ -5,6 +5,7 @@ import { createServer, registerFoundation, type ServerOptions } from '@repo/http
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
+import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
 import { loggerOptions } from './logging.js';
 import { createSessionStore } from './modules/auth/auth.service.js';
@@ -95,5 +96,6 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   registerAlerting(app, { config, db: database.db, events });
   registerRetention(app, { config, db: database.db });
+  registerMaintenance(app, { config, db: database.db });
   return app;
 }

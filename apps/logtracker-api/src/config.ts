@@ -7,6 +7,7 @@ const schema = z.object({
   LOGS_BATCH_MAX_ENTRIES: env.positiveInt(10_000),
   LOGS_BATCH_MAX_BYTES: env.positiveInt(5 * 1024 * 1024),
   RATE_LIMIT_INGEST: env.positiveInt(1200),
+  MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().min(1).default('Log Tracker <alerts@logtracker.local>'),
   ALERT_WORKER_ENABLED: env.bool.optional(),
@@ -30,6 +31,8 @@ export interface Config extends CommonConfig {
   logs: { batchMaxEntries: number; batchMaxBytes: number };
   /** Requests per minute per ingest key: pipelines ship in bursts, beyond a person's budget. */
   ingestRateLimit: number;
+  /** Partition upkeep and rollup compaction, in seconds between runs; 0 turns it off. */
+  maintenanceIntervalSeconds: number;
   /** SMTP when `smtpUrl` is set; otherwise e-mails are written to the app log. */
   mail: { smtpUrl?: string; from: string };
   /**
@@ -55,6 +58,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ...buildCommonConfig(parsed, { appName: 'logtracker-api', port: parsed.PORT }),
     logs: { batchMaxEntries: parsed.LOGS_BATCH_MAX_ENTRIES, batchMaxBytes: parsed.LOGS_BATCH_MAX_BYTES },
     ingestRateLimit: parsed.RATE_LIMIT_INGEST,
+    // Off by default under test, where suites drive the job themselves.
+    maintenanceIntervalSeconds: parsed.MAINTENANCE_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
     mail: { smtpUrl: parsed.SMTP_URL, from: parsed.MAIL_FROM },
     alerts: {
       workerEnabled: parsed.ALERT_WORKER_ENABLED ?? parsed.NODE_ENV !== 'test',

@@ -31,11 +31,13 @@ const M = 60_000;
 const H = 60 * M;
 const D = 24 * H;
 
+// Statistics read per-minute rollups for the short ranges and per-hour ones for the long ranges;
+// a period ends with the rollup bucket that holds now, so it spans whole buckets.
 const RANGES = [
-  { range: '1h', ms: H, bucketSeconds: 300, buckets: 12 },
-  { range: '24h', ms: D, bucketSeconds: 3_600, buckets: 24 },
-  { range: '7d', ms: 7 * D, bucketSeconds: 21_600, buckets: 28 },
-  { range: '30d', ms: 30 * D, bucketSeconds: 86_400, buckets: 30 },
+  { range: '1h', ms: H, bucketSeconds: 300, buckets: 12, granularity: M },
+  { range: '24h', ms: D, bucketSeconds: 3_600, buckets: 24, granularity: M },
+  { range: '7d', ms: 7 * D, bucketSeconds: 21_600, buckets: 28, granularity: H },
+  { range: '30d', ms: 30 * D, bucketSeconds: 86_400, buckets: 30, granularity: H },
 ] as const;
 
 const LEVELS: LogLevel[] = ['error', 'warning', 'info', 'debug'];
@@ -88,7 +90,8 @@ function expectWellFormed(data: StatsBody, spec: (typeof RANGES)[number], before
   const from = Date.parse(data.from);
   const to = Date.parse(data.to);
   expect(to).toBeGreaterThanOrEqual(before);
-  expect(to).toBeLessThanOrEqual(after);
+  expect(to).toBeLessThanOrEqual(after + spec.granularity);
+  expect(to % spec.granularity).toBe(0);
   expect(to - from).toBe(spec.ms);
   expect(data.series).toHaveLength(spec.buckets);
   data.series.forEach((bucket, i) => {

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../app.js';
 import { loadConfig } from '../config.js';
+import { createMaintenanceJob } from '../jobs/maintenance.js';
 import { createRetentionJob, type JobLogger } from '../jobs/retention.js';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
@@ -39,7 +40,11 @@ export async function main(env: Record<string, string | undefined> = process.env
         pauseMs: config.retention.pauseMs,
       });
       const result = await job.runOnce();
-      process.stdout.write(`${JSON.stringify({ job: 'retention', ok: true, ...result, duration_ms: Date.now() - started })}\n`);
+      // The cron job is also the place for storage upkeep when the app's own schedule is off.
+      const maintenance = await createMaintenanceJob({ db: database.db, logger: stderrLogger(config.logLevel) }).runOnce();
+      process.stdout.write(
+        `${JSON.stringify({ job: 'retention', ok: true, ...result, partitions_dropped: maintenance.partitionsDropped.length, duration_ms: Date.now() - started })}\n`,
+      );
       return 0;
     } finally {
       await database.close();

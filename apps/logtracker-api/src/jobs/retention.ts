@@ -56,7 +56,11 @@ export function createRetentionJob(deps: {
       .where(and(eq(logs.projectId, projectId), lt(logs.timestamp, cutoff)))
       .orderBy(asc(logs.timestamp))
       .limit(batchSize);
-    const deleted = await db.delete(logs).where(inArray(logs.id, oldest)).returning({ id: logs.id });
+    // The outer bound on the timestamp lets PostgreSQL skip every partition that cannot hold one.
+    const deleted = await db
+      .delete(logs)
+      .where(and(inArray(logs.id, oldest), lt(logs.timestamp, cutoff)))
+      .returning({ id: logs.id });
     return deleted.length;
   }
 

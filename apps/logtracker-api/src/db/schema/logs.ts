@@ -1,11 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { projects, type LogLevel } from './projects.js';
 
+/**
+ * Partitioned by day on `timestamp` (see migration 0003): expired days are dropped whole, and the
+ * primary key includes the partition key as PostgreSQL requires. Rollup tables are kept by
+ * statement-level triggers on every insert and delete, whatever path wrote the rows.
+ */
 export const logs = pgTable(
   'logs',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
     projectId: integer('project_id')
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
@@ -20,6 +25,7 @@ export const logs = pgTable(
     patternId: integer('pattern_id'),
   },
   (t) => [
+    primaryKey({ name: 'logs_pkey', columns: [t.id, t.timestamp] }),
     // Newest first within a project, with the id as tie-breaker for a stable order.
     index('logs_project_time_idx').on(t.projectId, t.timestamp.desc(), t.id.desc()),
     index('logs_project_level_time_idx').on(t.projectId, t.level, t.timestamp.desc(), t.id.desc()),
@@ -34,3 +40,24 @@ export const logs = pgTable(
 
 export type Log = typeof logs.$inferSelect;
 export type NewLog = typeof logs.$inferInsert;
+
+const rollupColumns = {
+  projectId: integer('project_id').notNull(),
+  bucket: timestamp('bucket', { withTimezone: true }).notNull(),
+  level: text('level').$type<LogLevel>().notNull(),
+  source: text('source'),
+  count: integer('count').notNull(),
+};
+
+/**
+ * Log counts per minute, level and source, appended by the insert/delete triggers (negative on
+ * delete) and compacted by the maintenance job: statistics read these, never the logs.
+ */
+export const logCountsMinute = pgTable('log_counts_minute', rollupColumns, (t) => [
+  index('log_counts_minute_idx').on(t.projectId, t.bucket),
+]);
+
+/** The same per hour, for the week and month ranges. */
+export const logCountsHour = pgTable('log_counts_hour', rollupColumns, (t) => [
+  index('log_counts_hour_idx').on(t.projectId, t.bucket),
+]);

@@ -63,8 +63,35 @@ export const BatchBody = z.object({
   logs: z.array(LogEntryBody).min(1, 'Send at least one log entry'),
 });
 
+/** A position in the newest-first order: the last log of a page. Opaque to clients. */
+export interface LogCursor {
+  timestamp: Date;
+  id: number;
+}
+
+export function encodeCursor(c: LogCursor): string {
+  return Buffer.from(`${c.timestamp.toISOString()}|${c.id}`).toString('base64url');
+}
+
+const cursorParam = z
+  .string()
+  .max(200)
+  .transform((value, ctx): LogCursor => {
+    const [time, id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
+    const timestamp = new Date(time ?? '');
+    const n = Number(id);
+    if (Number.isNaN(timestamp.getTime()) || !Number.isSafeInteger(n) || n < 1) {
+      ctx.addIssue({ code: 'custom', message: 'Not a cursor this API gave out' });
+      return z.NEVER;
+    }
+    return { timestamp, id: n };
+  });
+
 export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 })
   .extend({
+    cursor: cursorParam
+      .optional()
+      .describe('Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; use it instead of `page` to go deep.'),
     level: logLevel.optional(),
     from_date: logTime.optional(),
     to_date: logTime.optional(),
@@ -74,7 +101,8 @@ export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 5
   .refine((q) => !q.from_date || !q.to_date || q.from_date <= q.to_date, {
     path: ['to_date'],
     message: 'Must not be before from_date',
-  });
+  })
+  .refine((q) => !q.cursor || q.page === 1, { path: ['cursor'], message: 'Send either cursor or page, not both' });
 export type ListLogsQuery = z.infer<typeof ListLogsQuery>;
 
 export const LogParams = z.object({ id: bigId });
@@ -92,7 +120,18 @@ export const LogResponse = z.object({
 });
 
 export const LogEnvelope = envelope(LogResponse);
-export const LogListEnvelope = paginatedEnvelope(LogResponse);
+export const LogListMeta = z.object({
+  current_page: z.number().int(),
+  per_page: z.number().int(),
+  total: z.number().int(),
+  last_page: z.number().int(),
+  total_is_estimate: z
+    .boolean()
+    .describe('Counts are exact up to 10 000 matching logs; beyond, `total` and `last_page` are the planner\'s estimate'),
+  next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
+});
+
+export const LogListEnvelope = paginatedEnvelope(LogResponse, LogListMeta);
 export const BatchEnvelope = envelope(z.object({ accepted: z.number().int() }));
 
 export function presentLog(log: Log) {

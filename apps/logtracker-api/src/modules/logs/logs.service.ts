@@ -6,7 +6,7 @@ import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
 import * as repo from './logs.repository.js';
-import type { ListLogsQuery, LogEntryBody } from './logs.schemas.js';
+import { encodeCursor, type ListLogsQuery, type LogEntryBody } from './logs.schemas.js';
 
 /** Who submits logs: a signed-in member, or an ingest key bound to one project. */
 export type LogWriter = { kind: 'user'; actor: Actor } | { kind: 'ingest-key'; key: IngestPrincipal };
@@ -81,14 +81,29 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     async list(actor: Actor, projectId: number, query: ListLogsQuery) {
       await access.assertMember(actor, projectId);
       const { page, per_page } = query;
-      const { rows, total } = await repo.listLogs(
+      const { rows, total, estimated } = await repo.listLogs(
         db,
         projectId,
-        { level: query.level, from: query.from_date, to: query.to_date, search: query.search, patternId: query.pattern_id },
+        {
+          level: query.level,
+          from: query.from_date,
+          to: query.to_date,
+          search: query.search,
+          patternId: query.pattern_id,
+          after: query.cursor,
+        },
         per_page,
-        pageOffset(page, per_page),
+        query.cursor ? 0 : pageOffset(page, per_page),
       );
-      return { rows, meta: pageMeta(page, per_page, total) };
+      const last = rows.at(-1);
+      return {
+        rows,
+        meta: {
+          ...pageMeta(page, per_page, total),
+          total_is_estimate: estimated,
+          next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.timestamp, id: last.id }) : null,
+        },
+      };
     },
 
     async get(actor: Actor, logId: number) {

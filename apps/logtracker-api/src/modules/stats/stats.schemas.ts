@@ -4,12 +4,12 @@ import { z } from 'zod';
 export const TIME_RANGES = ['1h', '24h', '7d', '30d'] as const;
 export type TimeRange = (typeof TIME_RANGES)[number];
 
-/** The length of each range and the bucket its series is cut into. */
-export const RANGE_SPEC: Record<TimeRange, { ms: number; bucketMs: number }> = {
-  '1h': { ms: 3_600_000, bucketMs: 5 * 60_000 },
-  '24h': { ms: 86_400_000, bucketMs: 3_600_000 },
-  '7d': { ms: 7 * 86_400_000, bucketMs: 6 * 3_600_000 },
-  '30d': { ms: 30 * 86_400_000, bucketMs: 86_400_000 },
+/** The length of each range, the bucket its series is cut into, and the rollup it reads. */
+export const RANGE_SPEC: Record<TimeRange, { ms: number; bucketMs: number; granularity: 'minute' | 'hour' }> = {
+  '1h': { ms: 3_600_000, bucketMs: 5 * 60_000, granularity: 'minute' },
+  '24h': { ms: 86_400_000, bucketMs: 3_600_000, granularity: 'minute' },
+  '7d': { ms: 7 * 86_400_000, bucketMs: 6 * 3_600_000, granularity: 'hour' },
+  '30d': { ms: 30 * 86_400_000, bucketMs: 86_400_000, granularity: 'hour' },
 };
 
 export const timeRange = z.enum(TIME_RANGES, { message: `Must be one of: ${TIME_RANGES.join(', ')}` });

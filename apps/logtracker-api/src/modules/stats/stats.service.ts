@@ -23,15 +23,16 @@ export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?
   return {
     async forProject(actor: Actor, projectId: number, range: TimeRange) {
       await deps.access.assertMember(actor, projectId);
-      const { ms, bucketMs } = RANGE_SPEC[range];
-      const to = now();
+      const { ms, bucketMs, granularity } = RANGE_SPEC[range];
+      // The period ends with the rollup bucket that holds now, so it spans whole buckets.
+      const to = new Date(repo.alignDown(now(), granularity).getTime() + repo.granularityMs[granularity]);
       const from = new Date(to.getTime() - ms);
       const previousFrom = new Date(from.getTime() - ms);
 
       const [levels, buckets, sources] = await Promise.all([
-        repo.countByLevel(deps.db, projectId, previousFrom, from, to),
-        repo.series(deps.db, projectId, from, to, bucketMs / 1000),
-        repo.topSources(deps.db, projectId, from, to, 10),
+        repo.countByLevel(deps.db, granularity, projectId, previousFrom, from, to),
+        repo.countsByBucket(deps.db, granularity, projectId, from, to),
+        repo.topSources(deps.db, granularity, projectId, from, to, 10),
       ]);
 
       const current = zeroCounts();
@@ -49,7 +50,9 @@ export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?
         ...zeroCounts(),
       }));
       for (const row of buckets) {
-        const index = Math.floor((new Date(row.bucket).getTime() - from.getTime()) / bucketMs);
+        // The range starts on a whole rollup bucket, so its last series bucket may end a little
+        // before `to`: the newest minute (or hour) counts in the last bucket.
+        const index = Math.min(bucketCount - 1, Math.floor((new Date(row.bucket).getTime() - from.getTime()) / bucketMs));
         const bucket = series[index];
         if (!bucket) continue;
         bucket[row.level] += Number(row.n);

@@ -1,0 +1,190 @@
+import { queryRows } from '@repo/db';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMaintenanceJob } from '../src/jobs/maintenance.js';
+import { createRetentionJob } from '../src/jobs/retention.js';
+import { buildTestApp, createLogs, createProject, createUser, expectError, type TestApp, type TestUser } from './helpers.js';
+
+const DAY = 86_400_000;
+const quiet = { info: () => {}, error: () => {} };
+
+let t: TestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  owner = await createUser(t);
+});
+afterAll(() => t.close());
+
+const rows = <T extends Record<string, unknown>>(query: ReturnType<typeof sql>) => queryRows<T>(t.database.db, query);
+
+async function rollupTotals(projectId: number) {
+  const [minute] = await rows<{ n: number }>(sql`select coalesce(sum(count), 0)::int as n from log_counts_minute where project_id = ${projectId}`);
+  const [hour] = await rows<{ n: number }>(sql`select coalesce(sum(count), 0)::int as n from log_counts_hour where project_id = ${projectId}`);
+  return { minute: minute?.n, hour: hour?.n };
+}
+
+describe('partitions', () => {
+  it('stores logs of recent days in daily partitions and older ones in the default partition', async () => {
+    const project = await createProject(t, owner);
+    const [recent, old] = await createLogs(t, project.id, [
+      { message: 'now', timestamp: new Date() },
+      { message: 'long ago', timestamp: new Date(Date.now() - 400 * DAY) },
+    ]);
+    const placed = await rows<{ id: number | string; partition: string }>(
+      sql`select id, tableoid::regclass::text as partition from logs where id in (${recent!.id}, ${old!.id}) order by id`,
+    );
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+    expect(placed.map((p) => p.partition)).toEqual([`logs_p${today}`, 'logs_default']);
+  });
+
+  it('creates the partitions of the coming week', async () => {
+    const job = createMaintenanceJob({ db: t.database.db, logger: quiet, now: () => new Date(Date.now() + 30 * DAY) });
+    expect(await job.ensurePartitions()).toBe(9);
+    expect(await job.ensurePartitions()).toBe(0);
+  });
+
+  it('drops a day older than every project retention whole, and its counts with it', async () => {
+    const isolated = await buildTestApp();
+    try {
+      const user = await createUser(isolated);
+      const project = await createProject(isolated, user);
+      await isolated.database.db.execute(sql`update projects set retention_days = 2`);
+      const day = (n: number) => new Date(Date.now() - n * DAY);
+      await queryRows(
+        isolated.database.db,
+        sql`select logs_ensure_partitions((now() at time zone 'UTC')::date - 6, (now() at time zone 'UTC')::date - 4)`,
+      );
+      await createLogs(isolated, project.id, [
+        { message: 'expired a', timestamp: day(5) },
+        { message: 'expired b', timestamp: day(5) },
+        { message: 'kept', timestamp: new Date() },
+      ]);
+      const job = createMaintenanceJob({ db: isolated.database.db, logger: quiet });
+      const result = await job.runOnce();
+      expect(result.partitionsDropped.length).toBeGreaterThanOrEqual(1);
+      const left = await queryRows<{ message: string }>(isolated.database.db, sql`select message from logs`);
+      expect(left.map((l) => l.message)).toEqual(['kept']);
+      const [counts] = await queryRows<{ n: number }>(
+        isolated.database.db,
+        sql`select coalesce(sum(count), 0)::int as n from log_counts_hour where project_id = ${project.id}`,
+      );
+      expect(counts?.n).toBe(1);
+    } finally {
+      await isolated.close();
+    }
+  });
+});
+
+describe('rollups', () => {
+  it('count every insert path and every delete, and compaction keeps the sums', async () => {
+    const project = await createProject(t, owner);
+    await createLogs(t, project.id, Array.from({ length: 30 }, (_, i) => ({ message: `direct ${i}`, timestamp: new Date(Date.now() - i * 60_000) })));
+    const batch = await t.app.inject({
+      method: 'POST',
+      url: `/api/projects/${project.id}/logs/batch`,
+      headers: owner.headers,
+      payload: { logs: Array.from({ length: 20 }, (_, i) => ({ level: i % 2 ? 'error' : 'info', message: `api ${i}` })) },
+    });
+    expect(batch.statusCode).toBe(201);
+    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+
+    await t.database.db.execute(sql`update projects set retention_days = 1 where id = ${project.id}`);
+    await createLogs(t, project.id, [{ message: 'old', timestamp: new Date(Date.now() - 3 * DAY) }]);
+    expect(await rollupTotals(project.id)).toEqual({ minute: 51, hour: 51 });
+    await createRetentionJob({ db: t.database.db, logger: quiet, batchSize: 100, pauseMs: 0 }).runOnce();
+    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+
+    const before = await rows<{ n: number }>(sql`select count(*)::int as n from log_counts_minute where project_id = ${project.id}`);
+    const result = await createMaintenanceJob({ db: t.database.db, logger: quiet, now: () => new Date(Date.now() + 120_000) }).runOnce();
+    const after = await rows<{ n: number }>(sql`select count(*)::int as n from log_counts_minute where project_id = ${project.id}`);
+    expect(result.rollupRowsCompacted).toBeGreaterThan(0);
+    expect(after[0]!.n).toBeLessThan(before[0]!.n);
+    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+
+    const stats = (await t.app.inject({ method: 'GET', url: `/api/projects/${project.id}/stats?time_range=1h`, headers: owner.headers })).json();
+    expect(stats.data.total).toBe(50);
+    expect(stats.data.by_level).toEqual({ error: 10, warning: 0, info: 40, debug: 0 });
+  });
+});
+
+describe('keyset paging and counts', () => {
+  let projectId: number;
+  const list = (query: string) =>
+    t.app.inject({ method: 'GET', url: `/api/projects/${projectId}/logs?${query}`, headers: owner.headers });
+
+  beforeAll(async () => {
+    projectId = (await createProject(t, owner)).id;
+    const base = Date.now();
+    // Pairs share a timestamp, so the id breaks ties.
+    await createLogs(
+      t,
+      projectId,
+      Array.from({ length: 25 }, (_, i) => ({
+        level: i % 5 === 0 ? ('error' as const) : ('info' as const),
+        message: `entry ${i}`,
+        timestamp: new Date(base - Math.floor(i / 2) * 1000),
+      })),
+    );
+  });
+
+  it('walks the whole list with next_cursor, in the same order as page numbers', async () => {
+    const byPage: number[] = [];
+    for (let page = 1; page <= 3; page++) byPage.push(...(await list(`per_page=10&page=${page}`)).json().data.map((l: { id: number }) => l.id));
+    const byCursor: number[] = [];
+    let query = 'per_page=10';
+    for (let i = 0; i < 5; i++) {
+      const { data, meta } = (await list(query)).json();
+      byCursor.push(...data.map((l: { id: number }) => l.id));
+      if (!meta.next_cursor) break;
+      query = `per_page=10&cursor=${meta.next_cursor}`;
+    }
+    expect(byCursor).toEqual(byPage);
+    expect(byCursor).toHaveLength(25);
+    expect(new Set(byCursor).size).toBe(25);
+  });
+
+  it('keeps filters along the cursor and ends with a null cursor', async () => {
+    const first = (await list('level=error&per_page=3')).json();
+    expect(first.meta).toMatchObject({ total: 5, total_is_estimate: false });
+    const second = (await list(`level=error&per_page=3&cursor=${first.meta.next_cursor}`)).json();
+    expect(first.data.map((l: { message: string }) => l.message)).toEqual(['entry 0', 'entry 5', 'entry 10']);
+    expect(second.data.map((l: { message: string }) => l.message)).toEqual(['entry 15', 'entry 20']);
+    expect(second.meta.next_cursor).toBeNull();
+  });
+
+  it('is not shifted by logs that arrive while paging', async () => {
+    const first = (await list('per_page=5')).json();
+    await createLogs(t, projectId, [{ message: 'newcomer', timestamp: new Date() }]);
+    const second = (await list(`per_page=5&cursor=${first.meta.next_cursor}`)).json();
+    const firstIds = first.data.map((l: { id: number }) => l.id);
+    expect(second.data.some((l: { id: number }) => firstIds.includes(l.id))).toBe(false);
+    expect(second.data.some((l: { message: string }) => l.message === 'newcomer')).toBe(false);
+  });
+
+  it('refuses a made-up cursor, and a cursor with a page', async () => {
+    expectError(await list('cursor=bm90LWEtY3Vyc29y'), 422, 'validation_error');
+    const { meta } = (await list('per_page=5')).json();
+    const both = expectError(await list(`page=2&cursor=${meta.next_cursor}`), 422, 'validation_error');
+    expect(both.errors).toHaveProperty(['cursor']);
+  });
+
+  it('counts exactly up to 10 000 matches and marks an estimate beyond', async () => {
+    const big = await createProject(t, owner);
+    const now = Date.now();
+    for (let start = 0; start < 10_050; start += 2_500) {
+      await createLogs(
+        t,
+        big.id,
+        Array.from({ length: Math.min(2_500, 10_050 - start) }, (_, i) => ({ message: `bulk ${start + i}`, timestamp: new Date(now - (start + i) * 1000) })),
+      );
+    }
+    await t.database.db.execute(sql`analyze logs`);
+    const all = (await t.app.inject({ method: 'GET', url: `/api/projects/${big.id}/logs?per_page=1`, headers: owner.headers })).json();
+    expect(all.meta.total_is_estimate).toBe(true);
+    expect(all.meta.total).toBeGreaterThan(10_000);
+    const few = (await t.app.inject({ method: 'GET', url: `/api/projects/${big.id}/logs?search=bulk%201004`, headers: owner.headers })).json();
+    expect(few.meta).toMatchObject({ total: 11, total_is_estimate: false });
+  }, 120_000);
+});
