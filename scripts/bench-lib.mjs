@@ -15,10 +15,13 @@ export function freePort() {
   });
 }
 
-/** Starts `node dist/server.js` of an app with the given environment; resolves once health answers. */
-export async function startService(appDir, env, healthPath) {
+/**
+ * Starts `node dist/server.js` (or another script) of an app with the given environment; resolves
+ * once health answers, with the child's `pid` (to read its memory) and `stop`.
+ */
+export async function startService(appDir, env, healthPath, script = 'dist/server.js') {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/server.js'], {
+  const child = spawn(process.execPath, [script], {
     cwd: appDir,
     env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -33,13 +36,18 @@ export async function startService(appDir, env, healthPath) {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('service did not become healthy within 60 s');
+    if (Date.now() > deadline) {
+      child.kill('SIGTERM');
+      throw new Error('service did not become healthy within 60 s');
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   return {
     base,
+    pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', resolve);
         child.kill('SIGTERM');
       }),
@@ -52,12 +60,12 @@ export function load(options) {
   });
 }
 
-export function printTable(title, rows) {
-  const header = ['figure', 'measured', 'target'];
+/** Prints a Markdown-style table under its title; answers the table's text (valid Markdown). */
+export function printTable(title, rows, header = ['figure', 'measured', 'target']) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
-  const line = (cells) => `| ${cells.map((c, i) => String(c ?? '').padEnd(widths[i])).join(' | ')} |`;
+  const line = (cells) => `| ${header.map((_, i) => String(cells[i] ?? '').padEnd(widths[i])).join(' | ')} |`;
+  const text = [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
   console.log(`\n${title}\n`);
-  console.log(line(header));
-  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const row of rows) console.log(line(row));
+  console.log(text);
+  return text;
 }

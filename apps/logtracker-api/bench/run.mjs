@@ -1,85 +1,620 @@
-// pnpm bench (log tracker): batch ingest throughput over HTTP and read latencies, on the
-// embedded database by default or on the server named by BENCH_DATABASE_URL.
+// pnpm bench (log tracker): the figures of the performance targets, measured on PostgreSQL.
+//
+//   1. A database: BENCH_DATABASE_URL (it gets the data set: use a scratch database), or a throwaway
+//      PostgreSQL server started here (bench/postgres.mjs), or, when PostgreSQL is not installed or
+//      BENCH_PGLITE=1, the embedded PGlite (the targets are for PostgreSQL; a smaller data set).
+//   2. The app (`node dist/server.js`) on it; a user, a big project and 4 others, an ingest key.
+//   3. The data set, generated server-side with INSERT … SELECT: BENCH_LOGS logs (default 1 000 000)
+//      in each of the 5 projects. The app is then restarted, so that its start-up maintenance
+//      (rollup compaction) runs before anything is measured, as it would have in production over
+//      the days the data stands for; then VACUUM ANALYZE.
+//   4. Reads against the big project, before any ingest adds to it: sequential requests on a
+//      keep-alive connection, p50/p95/p99 of 200 after 20 warm-ups per case; a slow case stops
+//      after BENCH_READ_BUDGET_SECONDS (default 10) with the samples it has.
+//   5. Batch ingest with autocannon (1 000 entries per request, 10 connections, BENCH_SECONDS each,
+//      default 15, after a 2 s warm-up): first a bare Fastify + postgres.js endpoint (bench/bare-server.mjs)
+//      inserting into an identically indexed table, then the app with an ingest key.
+//   6. Memory: the app's RSS around three 5 MiB batches.
+//   7. One table of figures, targets and pass/fail, also written to bench/results.md.
+// Exits 0 when a target is missed (it is a measurement), non-zero only on errors.
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { load, printTable, startService } from '../../../scripts/bench-lib.mjs';
+import {
+  COMMON_TERM,
+  INSERT_GENERATED_SQL,
+  RARE_TERM,
+  insertGeneratedParams,
+  makeEntries,
+  postgres,
+  seededRandom,
+} from './dataset.mjs';
+import { startPostgres } from './postgres.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
-const databaseUrl = process.env.BENCH_DATABASE_URL;
-const duration = Number(process.env.BENCH_SECONDS ?? 10);
-const batchSize = 1000;
+const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
 
-const service = await startService(
-  appDir,
-  {
+const LOGS_PER_PROJECT = positiveInt('BENCH_LOGS', 1_000_000);
+const SECONDS = positiveInt('BENCH_SECONDS', 15);
+const OTHER_PROJECTS = 4;
+const LOAD_CHUNK = 200_000;
+const LOAD_WORKERS = 2;
+const BATCH_ENTRIES = 1000;
+const CONNECTIONS = 10;
+const WARMUP_SECONDS = 2;
+const READ_SAMPLES = 200;
+const READ_WARMUP = 20;
+// A slow case stops early (with the samples it has, shown as n) so that the run stays short.
+const READ_BUDGET_MS = positiveInt('BENCH_READ_BUDGET_SECONDS', 10) * 1000;
+const MIN_SAMPLES = 10;
+const DEEP_PAGES = 50;
+const DEEP_MEASURED_AFTER = 20;
+const MEMORY_BATCHES = 3;
+const MEMORY_BATCH_BYTES = 5 * 1024 * 1024;
+const MEMORY_TARGET_MULTIPLE = 4;
+// On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
+const PGLITE_MAX_LOGS = 100_000;
+
+const TARGETS = { ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20 };
+
+function positiveInt(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  return value;
+}
+
+const fmt = (n) => Math.round(n).toLocaleString('en').replace(/,/g, ' ');
+const ms = (n) => (n < 10 ? n.toFixed(2) : n.toFixed(1));
+const mib = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+const seconds = (start) => ((performance.now() - start) / 1000).toFixed(1);
+const pass = (ok) => (ok ? 'pass' : 'FAIL');
+const log = (message) => console.log(`[bench] ${message}`);
+
+// --- clean-up, also on failure and Ctrl-C -------------------------------------------------------
+// Each entry is synchronous (kill a child, stop PostgreSQL), so it can run from a signal handler.
+const cleanups = new Map();
+function cleanupAll() {
+  for (const [name, fn] of [...cleanups].reverse()) {
+    cleanups.delete(name);
+    try {
+      fn();
+    } catch (error) {
+      console.error(`[bench] clean-up of ${name} failed: ${error.message}`);
+    }
+  }
+}
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.on(signal, () => {
+    console.error(`\n[bench] ${signal}: stopping what the bench started`);
+    cleanupAll();
+    process.exit(code);
+  });
+}
+process.on('exit', cleanupAll);
+
+function killOnCleanup(name, pid) {
+  cleanups.set(name, () => {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  });
+}
+
+async function stopService(name, service) {
+  cleanups.delete(name);
+  await service.stop();
+}
+
+// --- HTTP helpers --------------------------------------------------------------------------------
+async function call(base, method, path, { body, token, headers = {} } = {}) {
+  const response = await fetch(base + path, {
+    method,
+    headers: {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+function percentiles(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+  return { n: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+/** One timed GET, body read and parsed; throws on a non-2xx answer. */
+async function timedGet(base, path, token) {
+  const start = performance.now();
+  const response = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  const elapsed = performance.now() - start;
+  if (!response.ok) throw new Error(`${response.status} ${text.slice(0, 200)}`);
+  return { elapsed, body: JSON.parse(text) };
+}
+
+/**
+ * Sequential latency loop: `warmup` requests, then `samples` timed ones; a slow case warms up for
+ * at most a quarter of READ_BUDGET_MS (at least 3 requests) and stops timing when the budget is
+ * spent (at least MIN_SAMPLES). `pathAt(i)` may vary the request.
+ */
+async function latency(base, token, pathAt, { samples = READ_SAMPLES, warmup = READ_WARMUP } = {}) {
+  const start = performance.now();
+  let first;
+  for (let i = 0; i < warmup; i++) {
+    first ??= (await timedGet(base, pathAt(i), token)).body;
+    if (i >= 2 && performance.now() - start > READ_BUDGET_MS / 4) break;
+  }
+  const times = [];
+  for (let i = 0; i < samples; i++) {
+    const { elapsed, body } = await timedGet(base, pathAt(warmup + i), token);
+    first ??= body;
+    times.push(elapsed);
+    if (times.length >= MIN_SAMPLES && performance.now() - start > READ_BUDGET_MS) break;
+  }
+  return { ...percentiles(times), first };
+}
+
+/**
+ * Follows `meta.next_cursor` from the first page to page DEEP_PAGES, again and again, timing the
+ * fetches of the pages beyond DEEP_MEASURED_AFTER until READ_SAMPLES are timed or the budget is
+ * spent. The first walk only warms up, unless it alone took a quarter of the budget.
+ */
+async function deepWalk(base, token, pathWith) {
+  const start = performance.now();
+  const deadline = start + READ_BUDGET_MS;
+  const times = [];
+  for (let walk = 1; ; walk++) {
+    const walkTimes = [];
+    let { body } = await timedGet(base, pathWith(''), token);
+    let page = 1;
+    while (page < DEEP_PAGES) {
+      if (!body.meta || !('next_cursor' in body.meta)) return { cursorless: true };
+      if (!body.meta.next_cursor) return { pages: page };
+      const r = await timedGet(base, pathWith(`cursor=${encodeURIComponent(body.meta.next_cursor)}`), token);
+      body = r.body;
+      page++;
+      if (page > DEEP_MEASURED_AFTER) walkTimes.push(r.elapsed);
+      if (times.length + walkTimes.length >= MIN_SAMPLES && performance.now() > deadline) break;
+    }
+    const warmUp = walk === 1 && performance.now() - start < READ_BUDGET_MS / 4;
+    if (!warmUp) times.push(...walkTimes);
+    if (times.length >= READ_SAMPLES || (times.length >= MIN_SAMPLES && performance.now() > deadline)) {
+      return { pages: DEEP_PAGES, times: times.slice(0, READ_SAMPLES) };
+    }
+  }
+}
+
+/** "p50 … / p95 … / p99 … ms", with the number of samples when the budget cut the case short. */
+function describe(r, wanted = READ_SAMPLES) {
+  return `p50 ${ms(r.p50)} / p95 ${ms(r.p95)} / p99 ${ms(r.p99)} ms${r.n < wanted ? ` (n=${r.n})` : ''}`;
+}
+
+// --- the database --------------------------------------------------------------------------------
+async function openDatabase() {
+  if (process.env.BENCH_DATABASE_URL) {
+    return { kind: 'postgres', url: process.env.BENCH_DATABASE_URL, label: 'PostgreSQL (BENCH_DATABASE_URL)' };
+  }
+  let server;
+  if (!process.env.BENCH_PGLITE) {
+    log('starting a throwaway PostgreSQL server');
+    server = await startPostgres();
+    if (!server) log('PostgreSQL is not installed (no pg_ctl/initdb on PATH or in /usr/lib/postgresql/*/bin)');
+  }
+  if (!server) {
+    log('running on PGlite, inside the app process;');
+    log('the targets are for PostgreSQL, so read the PGlite figures as indications only');
+    return { kind: 'pglite', label: 'PGlite in memory — NOT PostgreSQL, the targets are for PostgreSQL' };
+  }
+  cleanups.set('postgres', server.stop);
+  log(`${server.version} on ${server.url}`);
+  return { kind: 'postgres', url: server.url, label: `${server.version.replace('postgres (PostgreSQL) ', 'PostgreSQL ')}, throwaway server on loopback` };
+}
+
+/** Waits until no other client of the database is running a statement (the app's start-up jobs). */
+async function waitForQuiet(sql, timeoutMs = 180_000) {
+  const deadline = Date.now() + timeoutMs;
+  let quiet = 0;
+  while (quiet < 5 && Date.now() < deadline) {
+    const [{ busy }] = await sql`
+      select count(*)::int as busy from pg_stat_activity
+       where datname = current_database() and pid <> pg_backend_pid()
+         and backend_type = 'client backend' and state not in ('idle')`;
+    quiet = busy === 0 ? quiet + 1 : 0;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Generates the data set server-side, LOAD_CHUNK rows per statement, LOAD_WORKERS statements at a time. */
+async function loadWithSql(sql, projectIds) {
+  const tasks = [];
+  for (const projectId of projectIds) {
+    for (let first = 1; first <= LOGS_PER_PROJECT; first += LOAD_CHUNK) {
+      tasks.push([projectId, first, Math.min(LOGS_PER_PROJECT, first + LOAD_CHUNK - 1)]);
+    }
+  }
+  const total = LOGS_PER_PROJECT * projectIds.length;
+  const start = performance.now();
+  let done = 0;
+  const worker = async () => {
+    for (let task = tasks.shift(); task; task = tasks.shift()) {
+      const [projectId, first, last] = task;
+      await sql.unsafe(INSERT_GENERATED_SQL, insertGeneratedParams(projectId, first, last));
+      done += last - first + 1;
+      log(`  ${fmt(done)} / ${fmt(total)} logs (${seconds(start)} s)`);
+    }
+  };
+  await Promise.all(Array.from({ length: LOAD_WORKERS }, worker));
+  return { total, insertSeconds: (performance.now() - start) / 1000 };
+}
+
+/** PGlite lives inside the app: the data set goes through the batch endpoint. */
+async function loadWithApi(base, projectId, ingestKey, count) {
+  const start = performance.now();
+  const random = seededRandom(7);
+  for (let sent = 0; sent < count; sent += BATCH_ENTRIES) {
+    const logs = makeEntries(Math.min(BATCH_ENTRIES, count - sent), { random, spreadMs: 30 * 86_400_000 });
+    await call(base, 'POST', `/api/projects/${projectId}/logs/batch`, { body: { logs }, headers: { 'x-ingest-key': ingestKey } });
+    if ((sent / BATCH_ENTRIES) % 20 === 19) log(`  ${fmt(sent + BATCH_ENTRIES)} / ${fmt(count)} logs (${seconds(start)} s)`);
+  }
+  return { total: count, insertSeconds: (performance.now() - start) / 1000 };
+}
+
+/** The bare endpoint's table: the columns, check and indexes of `logs` (LIKE … INCLUDING ALL copies no triggers, foreign keys nor partitioning). */
+async function createBareTable(sql) {
+  await sql`drop table if exists bench_bare_logs`;
+  await sql`create table bench_bare_logs (like logs including all)`;
+  const indexes = async (table) =>
+    (await sql`select indexdef from pg_indexes where schemaname = current_schema() and tablename = ${table} order by indexname`).map((r) =>
+      r.indexdef.replace(/^CREATE (UNIQUE )?INDEX \S+ ON (ONLY )?\S+/, '').trim(),
+    );
+  const [app, bare] = [await indexes('logs'), await indexes('bench_bare_logs')];
+  const missing = app.filter((def) => !bare.includes(def));
+  if (missing.length > 0) throw new Error(`bench_bare_logs lacks indexes of logs: ${missing.join('; ')}`);
+  log(`bench_bare_logs: ${bare.length} indexes like logs (${bare.map((d) => d.replace(/^USING (\w+).*/, '$1')).join(', ')})`);
+}
+
+// --- the phases ----------------------------------------------------------------------------------
+async function measureReads(base, token, projectId, knownTotal) {
+  const rows = [];
+  const list = (query) => `/api/projects/${projectId}/logs${query ? `?${query}` : ''}`;
+  const now = Date.now();
+  const last24h = `from_date=${encodeURIComponent(new Date(now - 86_400_000).toISOString())}&to_date=${encodeURIComponent(new Date(now).toISOString())}`;
+
+  const listCases = [
+    ['no filter', ''],
+    ['level=error', 'level=error'],
+    [`search=${RARE_TERM} (rare)`, `search=${RARE_TERM}`],
+    [`search=${COMMON_TERM} (common)`, `search=${COMMON_TERM}`],
+    [`level=error + search=${COMMON_TERM}`, `level=error&search=${COMMON_TERM}`],
+    ['from_date/to_date (last 24 h)', last24h],
+    [`level=warning + last 24 h + search=${COMMON_TERM}`, `level=warning&${last24h}&search=${COMMON_TERM}`],
+  ];
+  let firstMeta;
+  for (const [name, query] of listCases) {
+    const label = `list, first page: ${name}`;
+    try {
+      const r = await latency(base, token, () => list(query));
+      const meta = r.first.meta ?? {};
+      firstMeta ??= meta;
+      const estimate = meta.total_is_estimate === true || meta.total_exact === false;
+      const matches = meta.total === undefined ? '' : `, total ${estimate ? '≈ ' : ''}${fmt(meta.total)}`;
+      rows.push([`${label}${matches}`, describe(r), `p95 ≤ ${TARGETS.listP95} ms`, pass(r.p95 <= TARGETS.listP95)]);
+    } catch (error) {
+      rows.push([label, `error: ${error.message}`, `p95 ≤ ${TARGETS.listP95} ms`, 'FAIL']);
+    }
+    log(`  ${rows.at(-1)[0]}: ${rows.at(-1)[1]}`);
+  }
+
+  // meta.total: exact, or said to be an estimate.
+  if (firstMeta) {
+    const flag =
+      'total_is_estimate' in firstMeta
+        ? `total_is_estimate=${firstMeta.total_is_estimate}`
+        : 'total_exact' in firstMeta
+          ? `total_exact=${firstMeta.total_exact}`
+          : 'no estimate flag in meta';
+    const exact = firstMeta.total === knownTotal;
+    const estimated = firstMeta.total_is_estimate === true || firstMeta.total_exact === false;
+    const error = knownTotal ? ` (${((firstMeta.total / knownTotal - 1) * 100).toFixed(1)} % off)` : '';
+    rows.push([
+      `meta.total, no filter (actual ${fmt(knownTotal)})`,
+      `${fmt(firstMeta.total)}, ${flag}${exact ? ', exact' : estimated ? error : ''}`,
+      'exact, or marked as an estimate',
+      pass(exact || estimated),
+    ]);
+    log(`  ${rows.at(-1)[0]}: ${rows.at(-1)[1]}`);
+  }
+
+  // Deep pages with the cursor the list gives, measured beyond page DEEP_MEASURED_AFTER.
+  for (const [name, query] of [
+    ['no filter', ''],
+    ['level=error', 'level=error'],
+    [`search=${COMMON_TERM}`, `search=${COMMON_TERM}`],
+  ]) {
+    const label = `list, cursor pages ${DEEP_MEASURED_AFTER + 1}–${DEEP_PAGES}: ${name}`;
+    try {
+      const walk = await deepWalk(base, token, (extra) => list([query, extra].filter(Boolean).join('&')));
+      if (walk.cursorless) {
+        rows.push([label, 'no cursor paging (meta has no next_cursor)', `p95 ≤ ${TARGETS.listP95} ms`, 'FAIL']);
+      } else if (walk.pages < DEEP_PAGES) {
+        rows.push([label, `only ${walk.pages} pages of data`, `p95 ≤ ${TARGETS.listP95} ms`, '—']);
+      } else {
+        const r = percentiles(walk.times);
+        rows.push([label, describe(r), `p95 ≤ ${TARGETS.listP95} ms`, pass(r.p95 <= TARGETS.listP95)]);
+      }
+    } catch (error) {
+      rows.push([label, `error: ${error.message}`, `p95 ≤ ${TARGETS.listP95} ms`, 'FAIL']);
+    }
+    log(`  ${rows.at(-1)[0]}: ${rows.at(-1)[1]}`);
+  }
+
+  // Offset paging far down: informational (the cursor is the way to go deep).
+  const deepPage = Math.max(1, Math.min(2000, Math.floor(knownTotal / 50)));
+  try {
+    const r = await latency(base, token, () => list(`page=${deepPage}&per_page=50`), { samples: 50, warmup: 5 });
+    rows.push([`list, page=${deepPage}&per_page=50 (offset paging)`, describe(r, 50), 'informational', 'info']);
+  } catch (error) {
+    rows.push([`list, page=${deepPage}&per_page=50 (offset paging)`, `error: ${error.message}`, 'informational', 'info']);
+  }
+  log(`  ${rows.at(-1)[0]}: ${rows.at(-1)[1]}`);
+
+  // GET /api/logs/{id} of random logs of the project, collected from a few pages of 500.
+  try {
+    const ids = [];
+    const random = seededRandom(3);
+    const lastPage = Math.max(1, Math.floor(knownTotal / 500));
+    for (let i = 0; i < 5; i++) {
+      const page = 1 + Math.floor(random() * lastPage);
+      const { body } = await timedGet(base, list(`per_page=500&page=${page}`), token);
+      ids.push(...body.data.map((row) => row.id));
+    }
+    if (ids.length === 0) throw new Error('no logs to read');
+    const r = await latency(base, token, () => `/api/logs/${ids[Math.floor(random() * ids.length)]}`);
+    rows.push(['GET /api/logs/{id}, random ids', describe(r), `p95 ≤ ${TARGETS.getP95} ms`, pass(r.p95 <= TARGETS.getP95)]);
+  } catch (error) {
+    rows.push(['GET /api/logs/{id}, random ids', `error: ${error.message}`, `p95 ≤ ${TARGETS.getP95} ms`, 'FAIL']);
+  }
+  log(`  ${rows.at(-1)[0]}: ${rows.at(-1)[1]}`);
+
+  for (const range of ['1h', '24h', '7d', '30d']) {
+    const label = `statistics, time_range=${range}`;
+    try {
+      const r = await latency(base, token, () => `/api/projects/${projectId}/stats?time_range=${range}`);
+      const total = r.first.data?.total;
+      rows.push([`${label}${total === undefined ? '' : ` (${fmt(total)} logs)`}`, describe(r), `p95 ≤ ${TARGETS.statsP95} ms`, pass(r.p95 <= TARGETS.statsP95)]);
+    } catch (error) {
+      rows.push([label, `error: ${error.message}`, `p95 ≤ ${TARGETS.statsP95} ms`, 'FAIL']);
+    }
+    log(`  ${rows.at(-1)[0]}: ${rows.at(-1)[1]}`);
+  }
+  return rows;
+}
+
+async function ingest(name, url, headers, body) {
+  const options = { url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS };
+  await load({ ...options, duration: WARMUP_SECONDS });
+  const r = await load({ ...options, duration: SECONDS });
+  const logsPerSecond = (r['2xx'] * BATCH_ENTRIES) / (r.duration || SECONDS);
+  const failed = r.non2xx + r.errors + r.timeouts;
+  log(`  ${name}: ${fmt(logsPerSecond)} logs/s, ${fmt(r['2xx'])} batches, ${failed} failed, latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms`);
+  return { logsPerSecond, failed, result: r };
+}
+
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** A batch just under MEMORY_BATCH_BYTES (the app's default limit) of 5 000 entries with long messages. */
+function bigBatch(seed) {
+  const entries = 5000;
+  const wanted = MEMORY_BATCH_BYTES - 8 * 1024;
+  let padTo = Math.floor(wanted / entries) - 200;
+  for (let attempt = 0; ; attempt++) {
+    const body = JSON.stringify({ logs: makeEntries(entries, { random: seededRandom(seed), padTo }) });
+    const size = Buffer.byteLength(body);
+    if ((size <= wanted && size > wanted - 64 * 1024) || (size <= wanted && attempt > 5)) return body;
+    padTo += Math.floor((wanted - size) / entries) - (size > wanted ? 1 : 0);
+  }
+}
+
+async function measureMemory(service, projectId, ingestKey) {
+  const bodies = Array.from({ length: MEMORY_BATCHES }, (_, i) => bigBatch(100 + i));
+  const size = Buffer.byteLength(bodies[0]);
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = memoryOf(service.pid);
+  // Resets the peak (VmHWM) to the current RSS, so the peak read afterwards is the batches' own.
+  let peakReset = true;
+  try {
+    writeFileSync(`/proc/${service.pid}/clear_refs`, '5');
+  } catch {
+    peakReset = false;
+  }
+  for (const body of bodies) {
+    await call(service.base, 'POST', `/api/projects/${projectId}/logs/batch`, { body, headers: { 'x-ingest-key': ingestKey } });
+  }
+  const after = memoryOf(service.pid);
+  const peak = peakReset ? Math.max(after.hwm, after.rss) : after.rss;
+  const growth = peak - before.rss;
+  return {
+    row: [
+      `memory: RSS growth over ${MEMORY_BATCHES} batches of ${mib(size)} MiB (5 000 entries)${peakReset ? ', at peak' : ''}`,
+      `+${mib(growth)} MiB = ${(growth / size).toFixed(1)}× the batch (RSS ${mib(before.rss)} → peak ${mib(peak)} → ${mib(after.rss)} MiB)`,
+      `≤ ${MEMORY_TARGET_MULTIPLE}× the batch`,
+      pass(growth <= MEMORY_TARGET_MULTIPLE * size),
+    ],
+  };
+}
+
+// --- the run -------------------------------------------------------------------------------------
+async function main() {
+  const started = performance.now();
+  const database = await openDatabase();
+  const onPostgres = database.kind === 'postgres';
+  const appEnv = {
+    ...(onPostgres ? { DATABASE_URL: database.url } : {}),
+    // Also with a URL: the app keeps nothing on disk, and the JWT secret is fixed for the restart.
     DATA_DIR: 'memory://',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATABASE_POOL_SIZE: '10',
     RATE_LIMIT_AUTHENTICATED: '100000000',
     RATE_LIMIT_PUBLIC: '100000000',
-  },
-  '/api/health',
-);
+    RATE_LIMIT_INGEST: '100000000',
+    RETENTION_INTERVAL_MINUTES: '0',
+    ALERT_WORKER_ENABLED: 'false',
+    // Maintenance runs when the app starts (it is restarted after the load), not amid the measurements.
+    MAINTENANCE_INTERVAL_SECONDS: '86400',
+  };
+  const startApp = async () => {
+    const service = await startService(appDir, appEnv, '/api/health');
+    killOnCleanup('app', service.pid);
+    return service;
+  };
 
-async function call(method, path, body, token) {
-  const response = await fetch(service.base + path, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
+  log('starting the log tracker (migrations run at start-up)');
+  let app = await startApp();
+  const password = 'bench-password-1234';
+  const registered = await call(app.base, 'POST', '/api/auth/register', {
+    body: { name: 'Bench', email: `bench-${Date.now()}@example.test`, password, password_confirmation: password },
   });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
+  const token = registered.data.token;
+  const projectIds = [];
+  for (const name of ['bench-big', ...Array.from({ length: OTHER_PROJECTS }, (_, i) => `bench-other-${i + 1}`)]) {
+    projectIds.push((await call(app.base, 'POST', '/api/projects', { body: { name }, token })).data.id);
+  }
+  const bigProject = projectIds[0];
+  const ingestKey = (await call(app.base, 'POST', `/api/projects/${bigProject}/ingest-keys`, { body: { name: 'bench' }, token })).data.key;
+
+  // The data set.
+  let loaded;
+  const sql = onPostgres ? postgres(database.url, { max: LOAD_WORKERS, onnotice: () => {} }) : undefined;
+  if (sql) cleanups.set('sql', () => void sql.end({ timeout: 1 }));
+  if (onPostgres) {
+    log(`loading ${fmt(LOGS_PER_PROJECT)} logs into each of ${projectIds.length} projects with INSERT … SELECT`);
+    loaded = await loadWithSql(sql, projectIds);
+    log('restarting the app (its start-up maintenance compacts the rollups)');
+    await stopService('app', app);
+    app = await startApp();
+    await waitForQuiet(sql);
+    log('VACUUM ANALYZE');
+    const vacuumStart = performance.now();
+    await sql`vacuum analyze`;
+    await sql`checkpoint`;
+    loaded.vacuumSeconds = (performance.now() - vacuumStart) / 1000;
+  } else {
+    const count = Math.min(LOGS_PER_PROJECT, PGLITE_MAX_LOGS);
+    log(`loading ${fmt(count)} logs into the big project through the batch endpoint (PGlite)`);
+    loaded = await loadWithApi(app.base, bigProject, ingestKey, count);
+  }
+  const bigTotal = onPostgres ? LOGS_PER_PROJECT : loaded.total;
+  log(`loaded ${fmt(loaded.total)} logs in ${loaded.insertSeconds.toFixed(1)} s (${fmt(loaded.total / loaded.insertSeconds)} logs/s)` +
+    (loaded.vacuumSeconds ? `, VACUUM ANALYZE ${loaded.vacuumSeconds.toFixed(1)} s` : ''));
+
+  const rows = [];
+  rows.push([
+    'data set load (informational)',
+    `${fmt(loaded.total)} logs in ${loaded.insertSeconds.toFixed(0)} s (${fmt(loaded.total / loaded.insertSeconds)} logs/s)${loaded.vacuumSeconds ? ` + VACUUM ANALYZE ${loaded.vacuumSeconds.toFixed(0)} s` : ''}`,
+    onPostgres ? 'INSERT … SELECT, server-side' : 'through the API',
+    'info',
+  ]);
+
+  log(`reads on the big project (${fmt(bigTotal)} logs), ${READ_SAMPLES} requests per case after ${READ_WARMUP} warm-ups`);
+  const readsStart = performance.now();
+  const readRows = await measureReads(app.base, token, bigProject, bigTotal);
+  log(`reads took ${seconds(readsStart)} s`);
+
+  log(`batch ingest: ${BATCH_ENTRIES} entries per request, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s each`);
+  const body = JSON.stringify({ logs: makeEntries(BATCH_ENTRIES) });
+  let bare;
+  if (onPostgres) {
+    await createBareTable(sql);
+    const bareService = await startService(appDir, { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '10' }, '/health', 'bench/bare-server.mjs');
+    killOnCleanup('bare', bareService.pid);
+    try {
+      await sql`checkpoint`;
+      bare = await ingest('bare Fastify + postgres.js', `${bareService.base}/projects/${bigProject}/logs/batch`, {}, body);
+    } finally {
+      await stopService('bare', bareService);
+    }
+    // The reference must do the same work: contexts stored as jsonb objects, not as JSON strings.
+    const [stored] = await sql`
+      select count(context)::int as contexts, count(*) filter (where jsonb_typeof(context) = 'object')::int as objects
+        from bench_bare_logs`;
+    if (stored.contexts === 0 || stored.objects !== stored.contexts) {
+      throw new Error(`the bare endpoint stored ${stored.objects} of ${stored.contexts} contexts as jsonb objects`);
+    }
+    await sql`checkpoint`;
+  }
+  const appIngest = await ingest('log tracker', `${app.base}/api/projects/${bigProject}/logs/batch`, { 'x-ingest-key': ingestKey }, body);
+
+  const ingestLabel = `batch ingest, ${fmt(BATCH_ENTRIES)} entries/request, ${CONNECTIONS} clients`;
+  rows.push([
+    `${ingestLabel}: log tracker`,
+    `${fmt(appIngest.logsPerSecond)} logs/s (${appIngest.failed} non-2xx/errors)`,
+    `≥ ${fmt(TARGETS.ingest)} logs/s`,
+    pass(appIngest.logsPerSecond >= TARGETS.ingest && appIngest.failed === 0),
+  ]);
+  if (bare) {
+    const ratio = appIngest.logsPerSecond / bare.logsPerSecond;
+    rows.push([`${ingestLabel}: bare Fastify + postgres.js`, `${fmt(bare.logsPerSecond)} logs/s (${bare.failed} non-2xx/errors)`, 'reference', '—']);
+    rows.push(['batch ingest: log tracker / bare endpoint', `${(ratio * 100).toFixed(1)} %`, `≥ ${TARGETS.ratio * 100} %`, pass(ratio >= TARGETS.ratio)]);
+  } else {
+    rows.push(['batch ingest: log tracker / bare endpoint', 'n/a: the bare endpoint needs PostgreSQL', `≥ ${TARGETS.ratio * 100} %`, '—']);
+  }
+
+  log('memory: three 5 MiB batches');
+  const memory = await measureMemory(app, bigProject, ingestKey);
+  rows.push(memory.row);
+  rows.push(...readRows);
+
+  if (sql && process.env.BENCH_DATABASE_URL) await sql`drop table if exists bench_bare_logs`;
+
+  const dataSet = onPostgres
+    ? `${fmt(LOGS_PER_PROJECT)} logs in the measured project, ${fmt(loaded.total)} across ${projectIds.length} projects`
+    : `${fmt(loaded.total)} logs in the measured project only`;
+  const title = `Log tracker bench — ${database.label}; ${dataSet}; node ${process.version}, ${availableParallelism()} CPUs; ${new Date().toISOString().slice(0, 16)}Z`;
+  const table = printTable(title, rows, ['figure', 'measured', 'target', 'result']);
+  const misses = rows.filter((r) => r[3] === 'FAIL').length;
+  console.log(`\n${misses === 0 ? 'every target met' : `${misses} figure(s) miss their target`}; ${seconds(started)} s in all`);
+  writeFileSync(
+    resultsFile,
+    `# Log tracker bench\n\n${title}\n\n${table}\n\n` +
+      `Written by \`pnpm bench\` (apps/logtracker-api/bench/run.mjs) with BENCH_LOGS=${LOGS_PER_PROJECT}, BENCH_SECONDS=${SECONDS}. ` +
+      `Reads: ${READ_SAMPLES} sequential requests per case after ${READ_WARMUP} warm-ups, on the data set before ingest. ` +
+      `Ingest: autocannon, ${CONNECTIONS} connections, the same ${fmt(BATCH_ENTRIES)}-entry batch, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s.\n`,
+  );
+  log(`table written to ${resultsFile}`);
+
+  await stopService('app', app);
+  if (sql) {
+    cleanups.delete('sql');
+    await sql.end({ timeout: 5 });
+  }
 }
 
 try {
-  const password = 'bench-password';
-  const registered = await call('POST', '/api/auth/register', {
-    name: 'Bench',
-    email: `bench-${Date.now()}@example.test`,
-    password,
-    password_confirmation: password,
-  });
-  const token = registered.data.token;
-  const project = (await call('POST', '/api/projects', { name: 'bench' }, token)).data;
-  const levels = ['info', 'info', 'info', 'debug', 'warning', 'error'];
-  const batch = {
-    logs: Array.from({ length: batchSize }, (_, i) => ({
-      level: levels[i % levels.length],
-      message: `request ${i} GET /api/orders/${1000 + i} completed in ${i % 97} ms for user ${i % 13}`,
-      source: `service-${i % 5}`,
-      context: { attempt: i % 3, region: 'eu-west-1' },
-    })),
-  };
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-
-  const ingest = await load({
-    url: `${service.base}/api/projects/${project.id}/logs/batch`,
-    method: 'POST',
-    headers,
-    body: JSON.stringify(batch),
-    connections: 10,
-    duration,
-  });
-  const logsPerSecond = Math.round((ingest.requests.total * batchSize) / (ingest.duration || duration));
-
-  const reads = {};
-  for (const [name, path] of [
-    ['list, first page', `/api/projects/${project.id}/logs`],
-    ['list, level + search', `/api/projects/${project.id}/logs?level=error&search=orders%2F1042`],
-    ['statistics, 24h', `/api/projects/${project.id}/stats?time_range=24h`],
-  ]) {
-    const result = await load({ url: service.base + path, headers, connections: 4, duration: Math.max(3, duration / 2) });
-    reads[name] = result;
-  }
-  const stored = (await call('GET', `/api/projects/${project.id}/logs?per_page=1`, undefined, token)).meta.total;
-
-  printTable(`Log tracker bench (${databaseUrl ? 'PostgreSQL' : 'PGlite'}, ${stored} logs stored, node ${process.version})`, [
-    [`batch ingest, ${batchSize}/request, 10 clients`, `${logsPerSecond.toLocaleString('en')} logs/s`, '>= 40 000 logs/s (on PostgreSQL)'],
-    ['batch ingest errors', `${ingest.errors + ingest.non2xx}`, '0'],
-    ...Object.entries(reads).map(([name, r]) => [
-      `${name}: p50 / p97.5 / p99`,
-      `${r.latency.p50} / ${r.latency.p97_5} / ${r.latency.p99} ms (${Math.round(r.requests.average)} req/s, ${r.non2xx} non-2xx)`,
-      'p95 <= 20 ms',
-    ]),
-  ]);
-} finally {
-  await service.stop();
+  await main();
+  cleanupAll();
+  process.exit(0);
+} catch (error) {
+  console.error(`[bench] failed: ${error.stack ?? error}`);
+  cleanupAll();
+  process.exit(1);
 }

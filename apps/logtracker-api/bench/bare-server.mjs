@@ -1,0 +1,50 @@
+// The reference the log tracker's batch ingest is measured against: the least a Node service can
+// do for the same request. Fastify, zod validation of the same shape as the app's (z.object,
+// z.enum), and postgres.js inserting each batch with one multi-row INSERT into bench_bare_logs, a
+// table with the columns and indexes of `logs` (created by the bench), not partitioned, without
+// triggers. Run as its own process by bench/run.mjs; reads DATABASE_URL, PORT and HOST.
+import Fastify from 'fastify';
+import { z } from 'zod';
+import { postgres } from './dataset.mjs';
+
+const Entry = z.object({
+  level: z.enum(['error', 'warning', 'info', 'debug']),
+  message: z.string().min(1).max(65_536),
+  context: z.record(z.string(), z.unknown()).nullish(),
+  timestamp: z.iso.datetime({ offset: true }).optional(),
+  source: z.string().trim().min(1).max(255).nullish(),
+});
+const Batch = z.object({ logs: z.array(Entry).min(1).max(10_000) });
+
+const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024 });
+
+app.get('/health', async () => ({ ok: true }));
+
+app.post('/projects/:projectId/logs/batch', async (request, reply) => {
+  const parsed = Batch.safeParse(request.body);
+  if (!parsed.success) return reply.status(422).send({ message: 'invalid batch', issues: parsed.error.issues.slice(0, 5) });
+  const projectId = Number(request.params.projectId);
+  const receivedAt = new Date();
+  const rows = parsed.data.logs.map((entry) => ({
+    project_id: projectId,
+    level: entry.level,
+    message: entry.message,
+    context: entry.context ?? null,
+    source: entry.source ?? null,
+    timestamp: entry.timestamp ? new Date(entry.timestamp) : receivedAt,
+    received_at: receivedAt,
+  }));
+  await sql`insert into bench_bare_logs ${sql(rows, 'project_id', 'level', 'message', 'context', 'source', 'timestamp', 'received_at')}`;
+  return reply.status(201).send({ data: { accepted: rows.length } });
+});
+
+const close = async () => {
+  await app.close();
+  await sql.end({ timeout: 5 });
+  process.exit(0);
+};
+process.on('SIGTERM', close);
+process.on('SIGINT', close);
+
+await app.listen({ host: process.env.HOST ?? '127.0.0.1', port: Number(process.env.PORT ?? 0) });
