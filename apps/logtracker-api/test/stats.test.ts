@@ -142,6 +142,27 @@ describe('GET /api/projects/{project_id}/stats', () => {
 
   describe('counts over known timestamps', () => {
     let projectId: number;
+    let known: { level: LogLevel; source: string | null; timestamp: Date }[] = [];
+
+    /**
+     * The non-empty series buckets the known logs make for an hour-granularity range. Such a range
+     * starts on a whole hour, so where a log falls depends on the minute the test runs at: the
+     * expectation is computed from the answer's `from`, the rollup's hour and the bucket width.
+     */
+    function expectedSeries(data: StatsBody, spec: (typeof RANGES)[number]) {
+      const from = Date.parse(data.from);
+      const to = Date.parse(data.to);
+      const out: Record<number, { total: number } & Partial<LevelCounts>> = {};
+      for (const log of known) {
+        const bucket = Math.floor(log.timestamp.getTime() / spec.granularity) * spec.granularity;
+        if (bucket < from || bucket >= to) continue;
+        const i = Math.min(spec.buckets - 1, Math.floor((bucket - from) / (spec.bucketSeconds * 1000)));
+        const entry = (out[i] ??= { total: 0 });
+        entry.total += 1;
+        entry[log.level] = (entry[log.level] ?? 0) + 1;
+      }
+      return out;
+    }
 
     beforeAll(async () => {
       projectId = (await createProject(t, owner)).id;
@@ -150,7 +171,7 @@ describe('GET /api/projects/{project_id}/stats', () => {
       const at = (offset: number) => new Date(now + offset);
       // Offsets sit in the middle of buckets, so the few milliseconds between this insert and the
       // request never move a log across a bucket or range boundary.
-      await createLogs(t, projectId, [
+      known = [
         // The last 24 hours.
         { level: 'error', source: 'api', timestamp: at(-32.5 * M) }, // #1
         { level: 'error', source: 'api', timestamp: at(-90 * M) }, // #2
@@ -168,7 +189,8 @@ describe('GET /api/projects/{project_id}/stats', () => {
         { level: 'error', source: 'api', timestamp: at(2 * H) }, // #12: not yet happened
         { level: 'warning', source: 'api', timestamp: at(-8.5 * D) }, // #13
         { level: 'debug', source: 'api', timestamp: at(-40.5 * D) }, // #14
-      ]);
+      ];
+      await createLogs(t, projectId, known);
       // Another project's logs are never counted.
       await createLogs(t, other.id, [
         { level: 'error', source: 'api', timestamp: at(-10 * M) },
@@ -232,16 +254,8 @@ describe('GET /api/projects/{project_id}/stats', () => {
       expect(data.total).toBe(11);
       expect(data.by_level).toEqual(counts({ error: 5, warning: 1, info: 4, debug: 1 }));
       expect(data.error_rate).toBeCloseTo(5 / 11, 4);
-      expect(nonEmpty(data.series)).toEqual({
-        15: { total: 1, error: 1 },
-        20: { total: 1, info: 1 },
-        21: { total: 1, error: 1 },
-        22: { total: 1, error: 1 },
-        23: { total: 1, info: 1 },
-        24: { total: 1, debug: 1 },
-        26: { total: 1, info: 1 },
-        27: { total: 4, error: 2, warning: 1, info: 1 },
-      });
+      expect(nonEmpty(data.series)).toEqual(expectedSeries(data, RANGES[2]));
+      expect(Object.keys(nonEmpty(data.series)).length).toBeGreaterThanOrEqual(7);
       expect(data.top_sources).toEqual([
         { source: 'api', count: 7 },
         { source: 'worker', count: 3 },
@@ -259,12 +273,8 @@ describe('GET /api/projects/{project_id}/stats', () => {
       expectWellFormed(data, RANGES[3], before, Date.now());
       expect(data.total).toBe(12);
       expect(data.by_level).toEqual(counts({ error: 5, warning: 2, info: 4, debug: 1 }));
-      expect(nonEmpty(data.series)).toEqual({
-        21: { total: 1, warning: 1 },
-        26: { total: 1, error: 1 },
-        28: { total: 4, error: 2, info: 2 },
-        29: { total: 6, error: 2, warning: 1, info: 2, debug: 1 },
-      });
+      expect(nonEmpty(data.series)).toEqual(expectedSeries(data, RANGES[3]));
+      expect(Object.keys(nonEmpty(data.series)).length).toBeGreaterThanOrEqual(4);
       expect(data.previous_period).toMatchObject({ total: 1, by_level: counts({ debug: 1 }), error_rate: 0 });
       expect(data.change.total_pct).toBe(1100);
       expect(data.change.errors_pct).toBeNull();
