@@ -165,6 +165,8 @@ describe('keyset paging and counts', () => {
 
   it('refuses a made-up cursor, and a cursor with a page', async () => {
     expectError(await list('cursor=bm90LWEtY3Vyc29y'), 422, 'validation_error');
+    const outOfRange = Buffer.from('-000100-01-01T00:00:00.000Z|5').toString('base64url');
+    expectError(await list(`cursor=${outOfRange}`), 422, 'validation_error');
     const { meta } = (await list('per_page=5')).json();
     const both = expectError(await list(`page=2&cursor=${meta.next_cursor}`), 422, 'validation_error');
     expect(both.errors).toHaveProperty(['cursor']);

@@ -46,10 +46,6 @@ export async function insertLogs(db: DbTx, rows: NewLog[]): Promise<number[]> {
   return inserted.map((r) => Number(r.id));
 }
 
-export async function findLog(db: DbTx, logId: number) {
-  const [row] = await db.select().from(logs).where(eq(logs.id, logId)).limit(1);
-  return row;
-}
 
 function where(projectId: number, filters: LogFilters): SQL | undefined {
   return and(

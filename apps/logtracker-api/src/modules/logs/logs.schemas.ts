@@ -80,7 +80,9 @@ const cursorParam = z
     const [time, id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
     const timestamp = new Date(time ?? '');
     const n = Number(id);
-    if (Number.isNaN(timestamp.getTime()) || !Number.isSafeInteger(n) || n < 1) {
+    const t = timestamp.getTime();
+    // Out of range, an instant PostgreSQL cannot read would fail the query: refuse it here.
+    if (Number.isNaN(t) || t < MIN_TIME || t >= MAX_TIME || !Number.isSafeInteger(n) || n < 1) {
       ctx.addIssue({ code: 'custom', message: 'Not a cursor this API gave out' });
       return z.NEVER;
     }

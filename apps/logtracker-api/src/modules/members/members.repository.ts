@@ -1,4 +1,4 @@
-import { and, asc, count, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { projectMembers, users, type ProjectRole } from '../../db/schema/index.js';
 
@@ -65,7 +65,3 @@ export async function findUserIdByEmail(db: DbTx, email: string) {
   return row?.id;
 }
 
-export async function countMembers(db: DbTx, projectId: number) {
-  const [row] = await db.select({ n: count() }).from(projectMembers).where(eq(projectMembers.projectId, projectId));
-  return row?.n ?? 0;
-}

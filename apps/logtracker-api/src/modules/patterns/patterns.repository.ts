@@ -1,7 +1,7 @@
 import { queryRows, timestamptz } from '@repo/db';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, minerStates, patterns, type LogLevel } from '../../db/schema/index.js';
+import { logs, minerStates, patterns } from '../../db/schema/index.js';
 import type { MinerState } from './drain.js';
 
 export async function loadMinerState(db: DbTx, projectId: number) {
@@ -121,5 +121,3 @@ export function patternsByIds(db: DbTx, projectId: number, ids: number[]) {
     .from(patterns)
     .where(and(eq(patterns.projectId, projectId), inArray(patterns.id, ids)));
 }
-
-export type PatternLevels = LogLevel[];
