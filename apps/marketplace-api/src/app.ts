@@ -1,14 +1,29 @@
+import multipart from '@fastify/multipart';
+import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
-import { createServer, healthRoutes, registerFoundation, type ServerOptions } from '@repo/http';
+import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
+import { createMailer, type Mailer } from './integrations/mail/mailer.js';
+import { createLocalStorage } from './integrations/storage/storage.js';
+import { systemContext } from './lib/context.js';
+import { registerModules, VERSION } from './modules/index.js';
+import { createSessionStore, createUsersService } from './modules/users/users.service.js';
 
-export const VERSION = '1.0.0';
+export { VERSION };
 
 export interface AppOverrides {
   /** A database the caller owns (tests); otherwise one is opened from the config and closed with the app. */
   database?: DatabaseHandle<Schema>;
   logger?: ServerOptions['logger'];
+  throttle?: LoginThrottle;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The outgoing mail queue; tests wait on `mailer.idle()`. */
+    mailer: Mailer;
+  }
 }
 
 export async function openDatabase(config: Readonly<Config>) {
@@ -29,26 +44,63 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const app = createServer({ logLevel: config.logLevel, trustProxy: config.trustProxy, logger: overrides.logger });
 
   const database = overrides.database ?? (await openDatabase(config));
-  if (!overrides.database) app.addHook('onClose', () => database.close());
+  const { db } = database;
+
+  const storage = await createLocalStorage(config.storage.dir);
+  const mailer = createMailer({ db, log: app.log, smtpUrl: config.mail.smtpUrl, from: config.mail.from });
+  app.decorate('mailer', mailer);
+  // Queued e-mails are recorded before the database closes.
+  app.addHook('onClose', async () => {
+    await mailer.close();
+    await storage.dispose();
+    if (!overrides.database) await database.close();
+  });
+
+  await app.register(authPlugin, {
+    secret: config.auth.jwtSecret,
+    store: createSessionStore({ db, ttlDays: config.auth.tokenTtlDays }),
+  });
 
   await registerFoundation(app, {
     cors: config.cors,
-    rateLimit: config.rateLimit,
+    rateLimit: { ...config.rateLimit, identify: (request) => app.auth.peekSubject(request) },
     docs: {
       title: 'Automotive Services Marketplace API',
       description:
         'Vehicle owners post service requests, providers send offers, appointments, payments, reviews and conversations.',
       version: VERSION,
       prefix: '/docs',
-      tags: [{ name: 'health', description: 'Health' }],
+      tags: [
+        { name: 'auth', description: 'Registration, sign-in, e-mail verification and password reset' },
+        { name: 'account', description: 'The signed-in user: profile, photo, devices, language, deletion' },
+        { name: 'catalogue', description: 'Service categories, services and cities' },
+        { name: 'prestataires', description: 'Searching and showing prestataires, favourites' },
+        { name: 'prestataire', description: "A prestataire's own workspace: profile and documents" },
+        { name: 'client', description: "A client's own workspace" },
+        { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
+        { name: 'media', description: 'Public photos' },
+        { name: 'health', description: 'Health' },
+      ],
     },
   });
+  await app.register(multipart, {
+    limits: { fileSize: config.storage.maxUploadBytes, files: 10, fields: 30, fieldSize: 64 * 1024, parts: 40 },
+  });
 
-  await app.register(
-    async (api) => {
-      await api.register(healthRoutes({ version: VERSION, driver: database.driver, ping: database.ping }));
-    },
-    { prefix: '/api/v1' },
-  );
+  const users = createUsersService({ db });
+  await registerModules(app, {
+    config,
+    database,
+    db,
+    users,
+    mailer,
+    storage,
+    throttle: overrides.throttle ?? createLoginThrottle(),
+  });
+
+  if (config.bootstrapAdmin) {
+    const { created } = await users.ensureBootstrapAdmin(systemContext, config.bootstrapAdmin);
+    if (created) app.log.info({ email: config.bootstrapAdmin.email }, 'bootstrap administrator created');
+  }
   return app;
 }

@@ -1,3 +1,6 @@
-// The marketplace's tables arrive with its feature modules; the first migration prepares the
-// extensions they rely on (trigram search, the exclusion constraint on appointment ranges).
-export {};
+export * from './users.js';
+export * from './catalogue.js';
+export * from './prestataires.js';
+export * from './documents.js';
+export * from './activity.js';
+export * from './mail.js';
