@@ -1,0 +1,22 @@
+import { defineTemplate } from '../../integrations/mail/templates.js';
+
+export const verifyEmailLink = defineTemplate<{ firstName: string; url: string }>('verify_email_link', {
+  fr: ({ firstName, url }) => ({
+    subject: 'Confirmez votre adresse e-mail',
+    paragraphs: [
+      `Bonjour ${firstName},`,
+      'Pour activer toutes les fonctions de votre compte, confirmez votre adresse e-mail. Ce lien est valable 24 heures.',
+      "Si vous n'êtes pas à l'origine de cette inscription, ignorez ce message.",
+    ],
+    action: { label: 'Confirmer mon adresse', url },
+  }),
+  en: ({ firstName, url }) => ({
+    subject: 'Confirm your e-mail address',
+    paragraphs: [
+      `Hello ${firstName},`,
+      'To unlock every feature of your account, confirm your e-mail address. This link is valid for 24 hours.',
+      "If you did not sign up, ignore this message.",
+    ],
+    action: { label: 'Confirm my address', url },
+  }),
+});
