@@ -49,3 +49,27 @@ export async function startSmtpSink() {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+type Sink = Awaited<ReturnType<typeof startSmtpSink>>;
+
+/** The newest message an address received, once every queued e-mail is out. */
+export async function lastMailTo(app: { mailer: { idle(): Promise<void> } }, sink: Sink, address: string): Promise<ReceivedMail> {
+  await app.mailer.idle();
+  const mails = sink.to(address);
+  if (mails.length === 0) throw new Error(`no e-mail reached ${address}`);
+  return mails.at(-1)!;
+}
+
+/** The six-digit code in a message's text. */
+export function codeIn(mail: ReceivedMail): string {
+  const match = /\b(\d{6})\b/.exec(mail.text);
+  if (!match) throw new Error(`no code in: ${mail.text}`);
+  return match[1]!;
+}
+
+/** The token of the link to `path` (e.g. `/reset-password`) in a message's text. */
+export function linkTokenIn(mail: ReceivedMail, path: string): string {
+  const match = new RegExp(`${path.replace(/[/.]/g, '\\$&')}\\?token=(\\S+)`).exec(mail.text);
+  if (!match) throw new Error(`no ${path} link in: ${mail.text}`);
+  return decodeURIComponent(match[1]!);
+}

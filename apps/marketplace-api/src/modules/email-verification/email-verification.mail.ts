@@ -20,3 +20,24 @@ export const verifyEmailLink = defineTemplate<{ firstName: string; url: string }
     action: { label: 'Confirm my address', url },
   }),
 });
+
+export const verifyEmailOtp = defineTemplate<{ firstName: string; code: string }>('verify_email_otp', {
+  fr: ({ firstName, code }) => ({
+    subject: 'Votre code de vérification',
+    paragraphs: [
+      `Bonjour ${firstName},`,
+      `Votre code de vérification : ${code}`,
+      'Saisissez-le dans l’application pour confirmer votre adresse e-mail. Il est valable 10 minutes et ne peut servir qu’une fois.',
+      "Si vous n'avez pas demandé ce code, ignorez ce message.",
+    ],
+  }),
+  en: ({ firstName, code }) => ({
+    subject: 'Your verification code',
+    paragraphs: [
+      `Hello ${firstName},`,
+      `Your verification code: ${code}`,
+      'Enter it in the app to confirm your e-mail address. It is valid for 10 minutes and works once.',
+      'If you did not ask for this code, ignore this message.',
+    ],
+  }),
+});

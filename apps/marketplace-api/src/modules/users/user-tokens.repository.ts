@@ -1,6 +1,6 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { userTokens, type TokenPurpose } from '../../db/schema/index.js';
+import { users, userTokens, type TokenPurpose } from '../../db/schema/index.js';
 
 /**
  * Stores a one-time code or link token (its hash) for a user and purpose, replacing any earlier
@@ -55,4 +55,64 @@ export async function recordFailedAttempt(db: DbTx, id: number) {
     .where(eq(userTokens.id, id))
     .returning({ attempts: userTokens.attempts });
   return row?.attempts ?? 0;
+}
+
+/**
+ * One attempt at a code, in a single conditional update so that neither racing attempts nor
+ * racing correct answers slip past the attempt limit or single use: the right code marks the row
+ * used, a wrong one counts an attempt. `none` when there is no live code with attempts left.
+ */
+export async function attemptCode(
+  db: DbTx,
+  values: { userId: number; purpose: TokenPurpose; codeHash: string; maxAttempts: number },
+): Promise<'redeemed' | 'wrong' | 'none'> {
+  const matches = sql`${userTokens.tokenHash} = ${values.codeHash}`;
+  const [row] = await db
+    .update(userTokens)
+    .set({
+      attempts: sql`${userTokens.attempts} + (case when ${matches} then 0 else 1 end)`,
+      usedAt: sql`case when ${matches} then now() else null end`,
+    })
+    .where(
+      and(
+        eq(userTokens.userId, values.userId),
+        eq(userTokens.purpose, values.purpose),
+        isNull(userTokens.usedAt),
+        gt(userTokens.expiresAt, sql`now()`),
+        lt(userTokens.attempts, values.maxAttempts),
+      ),
+    )
+    .returning({ usedAt: userTokens.usedAt });
+  if (!row) return 'none';
+  return row.usedAt ? 'redeemed' : 'wrong';
+}
+
+/**
+ * Uses up a live link token or grant of an active, undeleted account; answers its user, or
+ * undefined when the token is unknown, expired, already used or its account may not act.
+ */
+export async function redeemTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
+  const activeUsers = db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.status, 'active'), isNull(users.deletedAt)));
+  const [row] = await db
+    .update(userTokens)
+    .set({ usedAt: sql`now()` })
+    .where(
+      and(
+        eq(userTokens.tokenHash, tokenHash),
+        eq(userTokens.purpose, purpose),
+        isNull(userTokens.usedAt),
+        gt(userTokens.expiresAt, sql`now()`),
+        inArray(userTokens.userId, activeUsers),
+      ),
+    )
+    .returning({ userId: userTokens.userId });
+  return row?.userId;
+}
+
+/** Drops a user's codes and tokens of these purposes, live or not. */
+export async function deleteTokens(db: DbTx, userId: number, purposes: readonly TokenPurpose[]) {
+  await db.delete(userTokens).where(and(eq(userTokens.userId, userId), inArray(userTokens.purpose, [...purposes])));
 }

@@ -1,0 +1,141 @@
+import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
+import { errorResponses, messageEnvelope } from '@repo/schemas';
+import { contextOf } from '../../lib/context.js';
+import { IMAGE_TYPES, readMultipart } from '../../lib/uploads.js';
+import { presentUser } from '../users/users.schemas.js';
+import { UserEnvelope } from '../auth/auth.schemas.js';
+import { DeleteAccountBody, DeviceEnvelope, DeviceTokenBody, LangBody, presentDevice, UpdateMeBody } from './account.schemas.js';
+import type { AccountService } from './account.service.js';
+
+export function accountRoutes(deps: { account: AccountService }): FastifyPluginAsyncZod {
+  return async (app) => {
+    const security = [{ bearerAuth: [] }];
+
+    app.get(
+      '/auth/me',
+      {
+        onRequest: app.auth.authenticate,
+        schema: {
+          operationId: 'getMe',
+          tags: ['account'],
+          summary: 'The signed-in user, with its business profile for a prestataire',
+          security,
+          response: { 200: UserEnvelope, ...errorResponses(401, 429) },
+        },
+      },
+      async (request) => {
+        const { user, profile } = await deps.account.me(contextOf(request));
+        return { data: presentUser(user, profile) };
+      },
+    );
+
+    app.put(
+      '/auth/me',
+      {
+        onRequest: app.auth.authenticate,
+        schema: {
+          operationId: 'updateMe',
+          tags: ['account'],
+          summary: 'Update name, phone or e-mail; a new e-mail must be confirmed again',
+          description: 'Fields left out are kept; `phone: null` removes the phone number.',
+          security,
+          body: UpdateMeBody,
+          response: { 200: UserEnvelope, ...errorResponses(400, 401, 409, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { first_name, last_name, phone, email } = request.body;
+        const { user, profile } = await deps.account.update(contextOf(request), {
+          firstName: first_name,
+          lastName: last_name,
+          phone,
+          email,
+        });
+        return { data: presentUser(user, profile), message: 'Profile updated' };
+      },
+    );
+
+    app.post(
+      '/auth/me/photo',
+      {
+        onRequest: app.auth.authenticate,
+        schema: {
+          operationId: 'updateMyPhoto',
+          tags: ['account'],
+          summary: 'Replace the profile photo (multipart field `photo`: JPEG, PNG or WebP)',
+          consumes: ['multipart/form-data'],
+          security,
+          response: { 200: UserEnvelope, ...errorResponses(400, 401, 413, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { files } = await readMultipart(request, { accept: IMAGE_TYPES, maxFiles: 1, acceptLabel: 'a JPEG, PNG or WebP image' });
+        const photo = files.find((f) => f.field === 'photo');
+        if (!photo) throw AppError.validation({ photo: ['Required: send the image in the `photo` field'] });
+        const { user, profile } = await deps.account.setPhoto(contextOf(request), photo);
+        return { data: presentUser(user, profile), message: 'Photo updated' };
+      },
+    );
+
+    app.post(
+      '/auth/me/device-token',
+      {
+        onRequest: app.auth.authenticate,
+        schema: {
+          operationId: 'registerDeviceToken',
+          tags: ['account'],
+          summary: 'Register a push target: a web-push subscription, or an FCM or APNs token',
+          description:
+            'A target already registered (by this user or another) is refreshed and moved to the caller: 200 instead of 201.',
+          security,
+          body: DeviceTokenBody,
+          response: { 200: DeviceEnvelope, 201: DeviceEnvelope, ...errorResponses(400, 401, 422, 429) },
+        },
+      },
+      async (request, reply) => {
+        const { device, created } = await deps.account.registerDevice(contextOf(request), request.body);
+        return reply.status(created ? 201 : 200).send({ data: presentDevice(device), message: created ? 'Device registered' : 'Device updated' });
+      },
+    );
+
+    app.put(
+      '/auth/me/lang',
+      {
+        onRequest: app.auth.authenticate,
+        schema: {
+          operationId: 'updateMyLang',
+          tags: ['account'],
+          summary: 'Choose the language of e-mails and notifications',
+          security,
+          body: LangBody,
+          response: { 200: UserEnvelope, ...errorResponses(400, 401, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { user, profile } = await deps.account.update(contextOf(request), { lang: request.body.lang });
+        return { data: presentUser(user, profile), message: 'Language updated' };
+      },
+    );
+
+    app.delete(
+      '/auth/me',
+      {
+        onRequest: app.auth.authenticate,
+        schema: {
+          operationId: 'deleteMe',
+          tags: ['account'],
+          summary: 'Delete the account: personal data is erased and every session ends',
+          description:
+            'Confirm with `password`; an account without one (social sign-in) must have signed in within the last 15 minutes.',
+          security,
+          body: DeleteAccountBody,
+          response: { 200: messageEnvelope, ...errorResponses(400, 401, 403, 409, 422, 429) },
+        },
+      },
+      async (request) => {
+        await deps.account.deleteAccount(contextOf(request), request.body?.password);
+        return { message: 'Account deleted' };
+      },
+    );
+  };
+}

@@ -1,0 +1,192 @@
+import type { Actor } from '@repo/auth';
+import { withTransaction } from '@repo/db';
+import { AppError } from '@repo/http';
+import type { FastifyBaseLogger } from 'fastify';
+import type { DbTx } from '../../db/index.js';
+import type { Lang, NewUser, User } from '../../db/schema/index.js';
+import type { Mailer } from '../../integrations/mail/mailer.js';
+import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
+import type { RequestContext } from '../../lib/context.js';
+import { isUniqueViolation } from '../../lib/db-errors.js';
+import type { UploadedFile } from '../../lib/uploads.js';
+import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { AuthService } from '../auth/auth.service.js';
+import type { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import * as usersRepo from '../users/users.repository.js';
+import { mediaUrl } from '../users/users.schemas.js';
+import { createUsersService, type UsersService } from '../users/users.service.js';
+import { emailChangedNotice } from './account.mail.js';
+import * as repo from './account.repository.js';
+import type { DeviceTokenBody } from './account.schemas.js';
+
+export interface ProfileChanges {
+  firstName?: string;
+  lastName?: string;
+  phone?: string | null;
+  email?: string;
+  lang?: Lang;
+}
+
+/** Editable fields and their names in the activity log. */
+const FIELDS = [
+  ['firstName', 'first_name'],
+  ['lastName', 'last_name'],
+  ['phone', 'phone'],
+  ['email', 'email'],
+  ['lang', 'lang'],
+] as const satisfies readonly (readonly [keyof ProfileChanges & keyof User, string])[];
+
+function actorOf(ctx: RequestContext): Actor {
+  if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
+  return ctx.actor;
+}
+
+function emailTaken(): AppError {
+  return new AppError('conflict', 'An account with this e-mail already exists', {
+    errors: { email: ['The email has already been taken'] },
+  });
+}
+
+/** The signed-in user's own account: profile, photo, push devices, language, deletion. */
+export function createAccountService(deps: {
+  db: DbTx;
+  users: UsersService;
+  auth: AuthService;
+  storage: Storage;
+  mailer: Mailer;
+  emailVerification: EmailVerificationService;
+  log: Pick<FastifyBaseLogger, 'warn'>;
+}) {
+  const { db, storage } = deps;
+
+  /** A file no row points to any more; a failure leaves an orphan on disk, never a broken account. */
+  async function discardFile(key: string) {
+    try {
+      await storage.remove(key);
+    } catch (error) {
+      deps.log.warn({ err: error, key }, 'stored file could not be removed');
+    }
+  }
+
+  return {
+    me(ctx: RequestContext) {
+      return deps.users.getWithProfile(actorOf(ctx).userId);
+    },
+
+    /**
+     * Applies the given fields; the activity log records only those that really change. A new
+     * e-mail must be confirmed again: a link goes to it, and a notice to the former address.
+     */
+    async update(ctx: RequestContext, changes: ProfileChanges) {
+      const actor = actorOf(ctx);
+      const { previous, user } = await withTransaction(db, async (tx) => {
+        const current = await repo.lockUser(tx, actor.userId);
+        if (!current) throw AppError.notFound('User');
+        const set: Partial<NewUser> = {};
+        const before: Record<string, unknown> = {};
+        const after: Record<string, unknown> = {};
+        for (const [key, field] of FIELDS) {
+          const value = changes[key];
+          if (value === undefined || value === current[key]) continue;
+          Object.assign(set, { [key]: value });
+          before[field] = current[key];
+          after[field] = value;
+        }
+        if (Object.keys(set).length === 0) return { previous: current, user: current };
+        if (set.email !== undefined) {
+          if (await repo.emailTakenByAnother(tx, set.email, current.id)) throw emailTaken();
+          set.emailVerifiedAt = null;
+        }
+        let updated: User | undefined;
+        try {
+          updated = await usersRepo.updateUser(tx, current.id, set);
+        } catch (error) {
+          // Another account took the address between the check and the update.
+          if (isUniqueViolation(error)) throw emailTaken();
+          throw error;
+        }
+        if (!updated) throw AppError.notFound('User');
+        await recordActivity(tx, ctx, { action: 'user.profile_updated', subjectType: 'user', subjectId: current.id, before, after });
+        return { previous: current, user: updated };
+      });
+      if (user.email !== previous.email) {
+        await deps.emailVerification.sendLink(user);
+        deps.mailer.send(emailChangedNotice, { email: previous.email, lang: user.lang }, { firstName: user.firstName, newEmail: user.email });
+      }
+      return deps.users.getWithProfile(user.id);
+    },
+
+    /** Stores the new photo, points the account at it, then removes the one it replaces. */
+    async setPhoto(ctx: RequestContext, file: UploadedFile) {
+      const actor = actorOf(ctx);
+      const key = newStorageKey('public/avatars', file.extension);
+      await storage.put(key, file.buffer);
+      let replaced: string | null;
+      try {
+        replaced = await withTransaction(db, async (tx) => {
+          const current = await repo.lockUser(tx, actor.userId);
+          if (!current) throw AppError.notFound('User');
+          await usersRepo.updateUser(tx, current.id, { photoKey: key });
+          await recordActivity(tx, ctx, {
+            action: 'user.profile_updated',
+            subjectType: 'user',
+            subjectId: current.id,
+            before: { photo_url: mediaUrl(current.photoKey) },
+            after: { photo_url: mediaUrl(key) },
+          });
+          return current.photoKey;
+        });
+      } catch (error) {
+        await discardFile(key);
+        throw error;
+      }
+      if (replaced) await discardFile(replaced);
+      return deps.users.getWithProfile(actor.userId);
+    },
+
+    /** Registers a push target for the signed-in user; `created` is false when it was already known. */
+    async registerDevice(ctx: RequestContext, body: DeviceTokenBody) {
+      const actor = actorOf(ctx);
+      const target =
+        body.kind === 'webpush'
+          ? { token: body.subscription.endpoint, keys: body.subscription.keys }
+          : { token: body.token, keys: null };
+      const { created, ...device } = await repo.upsertDevice(db, {
+        userId: actor.userId,
+        kind: body.kind,
+        ...target,
+        platform: body.platform ?? null,
+      });
+      return { device, created };
+    },
+
+    /**
+     * Deletes the account by anonymising it, once the owner has confirmed (password, or a recent
+     * sign-in for an account without one). The last active administrator cannot leave the
+     * platform without one.
+     */
+    async deleteAccount(ctx: RequestContext, password: string | undefined) {
+      const actor = actorOf(ctx);
+      const user = await usersRepo.findUserById(db, actor.userId);
+      if (!user || user.deletedAt) throw new AppError('unauthenticated', 'The session has ended; sign in again');
+      await deps.auth.reauthenticate(ctx, user, password, 'password');
+      const photoKey = await withTransaction(db, async (tx) => {
+        if (user.role === 'admin') {
+          const admins = await repo.lockActiveAdminIds(tx);
+          if (!admins.some((id) => id !== user.id)) {
+            throw new AppError('conflict', 'You are the last administrator; appoint another one before deleting your account');
+          }
+        }
+        const current = await repo.lockUser(tx, user.id);
+        if (!current) throw AppError.notFound('User');
+        // The same operation as the shared service, inside this transaction so the check above holds.
+        await createUsersService({ db: tx }).anonymise(ctx, user.id);
+        return current.photoKey;
+      });
+      // The photo is personal data and its URL is public: it goes with the account.
+      if (photoKey) await discardFile(photoKey);
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

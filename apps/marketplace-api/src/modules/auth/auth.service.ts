@@ -1,0 +1,164 @@
+import { hashPassword, verifyAgainstDecoy, verifyPassword, type Actor, type LoginThrottle, type SessionStore } from '@repo/auth';
+import { withTransaction } from '@repo/db';
+import { AppError } from '@repo/http';
+import type { DbTx } from '../../db/index.js';
+import type { User } from '../../db/schema/index.js';
+import type { Mailer } from '../../integrations/mail/mailer.js';
+import type { RequestContext } from '../../lib/context.js';
+import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import * as usersRepo from '../users/users.repository.js';
+import type { NewAccount, UsersService } from '../users/users.service.js';
+import { passwordChangedNotice } from './auth.mail.js';
+import * as repo from './auth.repository.js';
+import type { ChangePasswordBody, LoginBody, RegisterClientBody, RegisterPrestataireBody } from './auth.schemas.js';
+
+/** How recent a sign-in must be to stand in for a password an account does not have. */
+export const RECENT_SIGN_IN_MS = 15 * 60_000;
+
+const BAD_CREDENTIALS = 'These credentials do not match our records';
+
+function actorOf(ctx: RequestContext): Actor {
+  if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
+  return ctx.actor;
+}
+
+export function createAuthService(deps: {
+  db: DbTx;
+  users: UsersService;
+  throttle: LoginThrottle;
+  sessions: SessionStore;
+  mailer: Mailer;
+  emailVerification: EmailVerificationService;
+}) {
+  const { db, throttle } = deps;
+
+  async function register(ctx: RequestContext, account: NewAccount) {
+    const created = await deps.users.createAccount(ctx, account);
+    await deps.emailVerification.sendLink(created.user);
+    return created;
+  }
+
+  /**
+   * Confirms that the signed-in person is the account's owner before a sensitive action: its
+   * password (throttled like sign-in, so a stolen token cannot guess it), or for an account that
+   * has none, a sign-in within the last 15 minutes.
+   */
+  async function reauthenticate(ctx: RequestContext, user: User, password: string | undefined, field: string) {
+    const actor = actorOf(ctx);
+    if (user.passwordHash) {
+      if (!password) throw AppError.validation({ [field]: ['Required'] });
+      throttle.check(user.email, ctx.ip);
+      if (!(await verifyPassword(user.passwordHash, password))) {
+        throttle.fail(user.email, ctx.ip);
+        throw AppError.validation({ [field]: ['The password is incorrect'] });
+      }
+      throttle.succeed(user.email);
+      return;
+    }
+    const startedAt = await usersRepo.sessionStartedAt(db, actor.sessionId);
+    if (!startedAt || Date.now() - startedAt.getTime() > RECENT_SIGN_IN_MS) {
+      throw new AppError('forbidden', 'Sign in again to confirm this action (a sign-in within the last 15 minutes is required)');
+    }
+  }
+
+  return {
+    registerClient(ctx: RequestContext, body: RegisterClientBody) {
+      return register(ctx, {
+        role: 'client',
+        email: body.email,
+        password: body.password,
+        firstName: body.first_name,
+        lastName: body.last_name,
+        phone: body.phone ?? null,
+        lang: body.lang,
+      });
+    },
+
+    /** A prestataire and its business profile, which waits in validation `pending` for an admin. */
+    async registerPrestataire(ctx: RequestContext, body: RegisterPrestataireBody) {
+      let place = { city: body.city ?? '', cityId: null as number | null, latitude: body.latitude ?? null, longitude: body.longitude ?? null };
+      if (body.city_id !== undefined) {
+        const city = await repo.findCity(db, body.city_id);
+        if (!city) throw AppError.validation({ city_id: ['No city has this id'] });
+        // Coordinates given with the address are more precise than the commune's centre.
+        place = {
+          city: city.name,
+          cityId: city.id,
+          latitude: place.latitude ?? city.latitude,
+          longitude: place.longitude ?? city.longitude,
+        };
+      }
+      return register(ctx, {
+        role: 'prestataire',
+        email: body.email,
+        password: body.password,
+        firstName: body.first_name,
+        lastName: body.last_name,
+        phone: body.phone ?? null,
+        lang: body.lang,
+        profile: { businessName: body.business_name, siret: body.siret, address: body.address, postalCode: body.postal_code, ...place },
+      });
+    },
+
+    /**
+     * Checks e-mail and password. Every failure looks the same and takes as long (an unknown e-mail
+     * is checked against a decoy hash), so the answer never tells whether an account exists; the
+     * account's state is told only to whoever proved the password.
+     */
+    async login(ctx: RequestContext, body: LoginBody, opts: { prestataireOnly: boolean }) {
+      throttle.check(body.email, ctx.ip);
+      const user = await usersRepo.findUserByEmail(db, body.email);
+      const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, body.password) : await verifyAgainstDecoy(body.password);
+      if (!user || !ok || user.deletedAt) {
+        throttle.fail(body.email, ctx.ip);
+        throw new AppError('unauthenticated', BAD_CREDENTIALS);
+      }
+      throttle.succeed(body.email);
+      if (user.status === 'banned') throw new AppError('forbidden', 'This account has been banned');
+      if (user.status === 'suspended') throw new AppError('forbidden', 'This account is suspended; contact support');
+      if (opts.prestataireOnly && user.role !== 'prestataire') {
+        throw new AppError('forbidden', 'This sign-in is for prestataires; use the client sign-in');
+      }
+      await repo.touchLastLogin(db, user.id);
+      const profile = user.role === 'prestataire' ? await usersRepo.findProfile(db, user.id) : undefined;
+      return { user, profile: profile ?? null };
+    },
+
+    logout: (ctx: RequestContext) => deps.sessions.revoke(actorOf(ctx).sessionId),
+
+    reauthenticate,
+
+    /**
+     * Sets a new password and signs out every other session (a thief's included); the current
+     * one stays. A social-only account sets its first password here.
+     */
+    async changePassword(ctx: RequestContext, body: ChangePasswordBody) {
+      const actor = actorOf(ctx);
+      const user = await usersRepo.findUserById(db, actor.userId);
+      if (!user || user.deletedAt) throw new AppError('unauthenticated', 'The session has ended; sign in again');
+      await reauthenticate(ctx, user, body.current_password, 'current_password');
+      if (user.passwordHash && body.password === body.current_password) {
+        throw AppError.validation({ password: ['Must differ from the current password'] });
+      }
+      const nextHash = await hashPassword(body.password);
+      await withTransaction(db, async (tx) => {
+        if (!(await repo.replacePasswordHash(tx, user.id, user.passwordHash, nextHash))) {
+          throw new AppError('conflict', 'The password was changed meanwhile; try again');
+        }
+        await repo.deletePasswordResetTokens(tx, user.id);
+        await usersRepo.revokeUserSessions(tx, user.id, actor.sessionId);
+        await recordActivity(tx, ctx, {
+          action: 'user.password_changed',
+          subjectType: 'user',
+          subjectId: user.id,
+          before: { has_password: user.passwordHash !== null },
+          after: { has_password: true },
+        });
+      });
+      deps.mailer.send(passwordChangedNotice, { email: user.email, lang: user.lang }, { firstName: user.firstName });
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

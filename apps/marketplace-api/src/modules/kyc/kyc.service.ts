@@ -1,0 +1,79 @@
+import { withTransaction } from '@repo/db';
+import { AppError } from '@repo/http';
+import type { DbTx } from '../../db/index.js';
+import type { User } from '../../db/schema/index.js';
+import type { KycVerifier } from '../../integrations/kyc/kyc.js';
+import type { RequestContext } from '../../lib/context.js';
+import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { findUserById } from '../users/users.repository.js';
+import * as repo from './kyc.repository.js';
+import type { KycBody } from './kyc.schemas.js';
+
+function alreadyVerified(): AppError {
+  return new AppError('conflict', 'Your identity is already verified');
+}
+
+export interface KycOutcome {
+  user: User;
+  status: 'verified' | 'rejected';
+  reasons: string[];
+  checkedAt: Date;
+}
+
+export function createKycService(deps: { db: DbTx; verifier: KycVerifier }) {
+  const { db, verifier } = deps;
+
+  return {
+    /**
+     * Checks a client's identity document and records the outcome. The verifier runs outside the
+     * transaction (a vendor may take seconds); the write then refuses to overwrite a verification
+     * that a concurrent submission recorded meanwhile.
+     */
+    async validate(ctx: RequestContext, body: KycBody): Promise<KycOutcome> {
+      if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
+      const userId = ctx.actor.userId;
+      const account = await findUserById(db, userId);
+      if (!account || account.deletedAt) throw AppError.notFound('User');
+      if (account.kycStatus === 'verified') throw alreadyVerified();
+
+      const submission = {
+        firstName: body.first_name,
+        lastName: body.last_name,
+        birthDate: body.birth_date,
+        documentType: body.document_type,
+        documentNumber: body.document_number,
+        documentExpiresOn: body.document_expires_on,
+        nationality: body.nationality ?? null,
+      };
+      const result = await verifier.verify(submission, { firstName: account.firstName, lastName: account.lastName });
+
+      return withTransaction(db, async (tx) => {
+        const user = await repo.setKycStatus(tx, userId, result.status);
+        if (!user) throw alreadyVerified();
+        const row = await repo.insertVerification(tx, {
+          userId,
+          firstName: submission.firstName,
+          lastName: submission.lastName,
+          birthDate: submission.birthDate,
+          documentType: submission.documentType,
+          // The full number is personal data the platform has no use for once checked.
+          documentNumberLast4: submission.documentNumber.slice(-4),
+          nationality: submission.nationality,
+          verifier: verifier.name,
+          status: result.status,
+          reasons: result.reasons,
+        });
+        await recordActivity(tx, ctx, {
+          action: 'user.kyc_checked',
+          subjectType: 'user',
+          subjectId: userId,
+          before: { kyc_status: account.kycStatus },
+          after: { kyc_status: result.status, reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
+        });
+        return { user, status: result.status, reasons: result.reasons, checkedAt: row.createdAt };
+      });
+    },
+  };
+}
+
+export type KycService = ReturnType<typeof createKycService>;
