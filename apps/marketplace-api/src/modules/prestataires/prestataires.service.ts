@@ -1,0 +1,94 @@
+import { withTransaction } from '@repo/db';
+import { AppError, pageMeta, pageOffset } from '@repo/http';
+import type { DbTx } from '../../db/index.js';
+import type { RequestContext } from '../../lib/context.js';
+import * as catalogue from '../catalogue/catalogue.repository.js';
+import * as repo from './prestataires.repository.js';
+import type { SearchPrestatairesQuery } from './prestataires.schemas.js';
+
+export function createPrestatairesService(deps: { db: DbTx }) {
+  const { db } = deps;
+
+  async function visible(prestataireId: number) {
+    const found = await repo.findVisible(db, prestataireId);
+    if (!found) throw AppError.notFound('Prestataire');
+    return found;
+  }
+
+  return {
+    /** Validated prestataires near a point or a city, offering a service or a category, by distance, rating or price. */
+    async search(query: SearchPrestatairesQuery) {
+      const [city, service, category] = await Promise.all([
+        query.city_id === undefined ? undefined : catalogue.findCity(db, query.city_id),
+        query.service_id === undefined ? undefined : catalogue.findActiveService(db, query.service_id),
+        query.category_id === undefined ? undefined : catalogue.findCategory(db, query.category_id),
+      ]);
+      const unknown: Record<string, string[]> = {};
+      if (query.city_id !== undefined && !city) unknown.city_id = ['Unknown city'];
+      if (query.service_id !== undefined && !service) unknown.service_id = ['Unknown service'];
+      if (query.category_id !== undefined && !category) unknown.category_id = ['Unknown category'];
+      if (Object.keys(unknown).length > 0) throw AppError.validation(unknown);
+
+      const origin = city
+        ? { latitude: city.latitude, longitude: city.longitude }
+        : query.latitude !== undefined && query.longitude !== undefined
+          ? { latitude: query.latitude, longitude: query.longitude }
+          : undefined;
+      const { rows, total } = await repo.search(
+        db,
+        {
+          origin,
+          radiusKm: query.radius_km,
+          serviceId: query.service_id,
+          categoryId: query.category_id,
+          q: query.q,
+          minRating: query.min_rating,
+          sort: query.sort ?? (origin ? 'distance' : 'rating'),
+        },
+        query.per_page,
+        pageOffset(query.page, query.per_page),
+      );
+      const offered = await repo.servicesOf(
+        db,
+        rows.map((r) => r.id),
+      );
+      const servicesById = new Map<number, { id: number; slug: string; name: string }[]>();
+      for (const { prestataireId, ...s } of offered) {
+        const list = servicesById.get(prestataireId) ?? [];
+        list.push(s);
+        servicesById.set(prestataireId, list);
+      }
+      return {
+        rows: rows.map((row) => ({ row, services: servicesById.get(row.id) ?? [] })),
+        meta: pageMeta(query.page, query.per_page, total),
+      };
+    },
+
+    /** The public page; `isFavourite` is answered to a signed-in client only. */
+    async get(ctx: RequestContext, prestataireId: number) {
+      const found = await visible(prestataireId);
+      const [details, isFavourite] = await Promise.all([
+        repo.detailsOf(db, prestataireId),
+        ctx.actor?.role === 'client' ? repo.isFavourite(db, ctx.actor.userId, prestataireId) : undefined,
+      ]);
+      return { detail: { ...found, ...details }, isFavourite };
+    },
+
+    /**
+     * Adds or removes a favourite. Removing works even once the prestataire is no longer listed,
+     * so a client can always tidy its list; adding needs a visible prestataire.
+     */
+    toggleFavourite(ctx: RequestContext, prestataireId: number) {
+      if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
+      const clientId = ctx.actor.userId;
+      return withTransaction(db, async (tx) => {
+        if (await repo.deleteFavourite(tx, clientId, prestataireId)) return false;
+        if (!(await repo.findVisible(tx, prestataireId))) throw AppError.notFound('Prestataire');
+        await repo.insertFavourite(tx, clientId, prestataireId);
+        return true;
+      });
+    },
+  };
+}
+
+export type PrestatairesService = ReturnType<typeof createPrestatairesService>;
