@@ -1,0 +1,43 @@
+import { pageMeta, pageOffset } from '@repo/http';
+import type { DbTx } from '../../db/index.js';
+import type { Mailer } from '../../integrations/mail/mailer.js';
+import type { RequestContext } from '../../lib/context.js';
+import { moveValidation } from '../admin-prestataires/admin-prestataires.service.js';
+import { addDays, calendarToday } from '../documents/documents.schemas.js';
+import { prestataireSuspendedMail } from './compliance.mail.js';
+import * as repo from './compliance.repository.js';
+
+/** Keeping validated prestataires compliant: documents running out, and suspension. */
+export function createComplianceService(deps: { db: DbTx; mailer: Mailer }) {
+  const { db, mailer } = deps;
+  return {
+    /** Documents expiring within `days` days or already expired, soonest first. */
+    async expiringDocuments(days: number, page: number, perPage: number) {
+      const today = calendarToday();
+      const { rows, total } = await repo.listExpiring(db, today, addDays(today, days), perPage, pageOffset(page, perPage));
+      return { rows, today, meta: pageMeta(page, perPage, total) };
+    },
+
+    /**
+     * Suspends a validated prestataire: search and new requests stop seeing it at once, since they
+     * only consider `validated` profiles. The validate route lifts it.
+     */
+    async suspend(ctx: RequestContext, prestataireId: number, reason: string) {
+      const result = await moveValidation(db, ctx, prestataireId, {
+        verb: 'suspend',
+        from: ['validated'],
+        to: 'suspended',
+        action: () => 'prestataire.suspended',
+        change: () => ({ validationNote: reason, suspendedAt: new Date() }),
+      });
+      mailer.send(prestataireSuspendedMail, { email: result.user.email, lang: result.user.lang }, {
+        firstName: result.user.firstName,
+        businessName: result.profile.businessName,
+        reason,
+      });
+      return result;
+    },
+  };
+}
+
+export type ComplianceService = ReturnType<typeof createComplianceService>;
