@@ -1,5 +1,8 @@
+import { escapeLike } from '@repo/db';
+import { and, count, desc, eq, gte, like, lt, lte, type SQL } from 'drizzle-orm';
+import { alias, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
-import { activityLog } from '../../db/schema/index.js';
+import { activityLog, users } from '../../db/schema/index.js';
 import type { RequestContext } from '../../lib/context.js';
 
 export interface ActivityEntry {
@@ -25,3 +28,62 @@ export async function recordActivity(db: DbTx, ctx: RequestContext, entry: Activ
     requestId: ctx.requestId,
   });
 }
+
+/** An upper time bound: a date alone covers its whole day (UTC), so it is exclusive from the next midnight. */
+export interface UpperBound {
+  at: Date;
+  inclusive: boolean;
+}
+
+/** `column <= at` or `column < at`. */
+export function beforeBound(column: AnyPgColumn, bound: UpperBound): SQL {
+  return bound.inclusive ? lte(column, bound.at) : lt(column, bound.at);
+}
+
+export interface ActivityFilters {
+  actorId?: number;
+  subjectType?: string;
+  subjectId?: number;
+  /** An exact action, or a prefix when it ends with a dot (`user.`). */
+  action?: string;
+  from?: Date;
+  to?: UpperBound;
+}
+
+function activityWhere(f: ActivityFilters): SQL | undefined {
+  return and(
+    f.actorId !== undefined ? eq(activityLog.actorId, f.actorId) : undefined,
+    f.subjectType !== undefined ? eq(activityLog.subjectType, f.subjectType) : undefined,
+    f.subjectId !== undefined ? eq(activityLog.subjectId, f.subjectId) : undefined,
+    f.action !== undefined
+      ? f.action.endsWith('.')
+        ? like(activityLog.action, `${escapeLike(f.action)}%`)
+        : eq(activityLog.action, f.action)
+      : undefined,
+    f.from ? gte(activityLog.createdAt, f.from) : undefined,
+    f.to ? beforeBound(activityLog.createdAt, f.to) : undefined,
+  );
+}
+
+const actor = alias(users, 'actor');
+
+/** Entries with their actor's current name, newest first (id breaks ties within one instant). */
+export async function listActivity(db: DbTx, filters: ActivityFilters, limit: number, offset: number) {
+  const where = activityWhere(filters);
+  const rows = await db
+    .select({
+      entry: activityLog,
+      actorFirstName: actor.firstName,
+      actorLastName: actor.lastName,
+    })
+    .from(activityLog)
+    .leftJoin(actor, eq(actor.id, activityLog.actorId))
+    .where(where)
+    .orderBy(desc(activityLog.createdAt), desc(activityLog.id))
+    .limit(limit)
+    .offset(offset);
+  const [total] = await db.select({ n: count() }).from(activityLog).where(where);
+  return { rows, total: total?.n ?? 0 };
+}
+
+export type ActivityRow = Awaited<ReturnType<typeof listActivity>>['rows'][number];
