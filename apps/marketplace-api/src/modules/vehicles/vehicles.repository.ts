@@ -1,0 +1,55 @@
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { vehicles, type Vehicle } from '../../db/schema/index.js';
+
+type VehicleValues = Partial<Omit<typeof vehicles.$inferInsert, 'id' | 'ownerId' | 'createdAt'>>;
+
+const live = (ownerId: number) => and(eq(vehicles.ownerId, ownerId), isNull(vehicles.deletedAt));
+
+export async function listVehicles(db: DbTx, ownerId: number, limit: number, offset: number) {
+  const [rows, [total]] = await Promise.all([
+    db.select().from(vehicles).where(live(ownerId)).orderBy(desc(vehicles.createdAt), desc(vehicles.id)).limit(limit).offset(offset),
+    db.select({ n: count() }).from(vehicles).where(live(ownerId)),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** The owner's live vehicle; someone else's, or a deleted one, is not found. */
+export async function findOwnVehicle(db: DbTx, ownerId: number, id: number) {
+  const [row] = await db.select().from(vehicles).where(and(eq(vehicles.id, id), live(ownerId))).limit(1);
+  return row;
+}
+
+export async function insertVehicle(db: DbTx, values: typeof vehicles.$inferInsert): Promise<Vehicle> {
+  const [row] = await db.insert(vehicles).values(values).returning();
+  return row!;
+}
+
+export async function updateVehicle(db: DbTx, ownerId: number, id: number, values: VehicleValues) {
+  const [row] = await db
+    .update(vehicles)
+    .set({ ...values, updatedAt: sql`now()` })
+    .where(and(eq(vehicles.id, id), live(ownerId)))
+    .returning();
+  return row;
+}
+
+export async function softDeleteVehicle(db: DbTx, ownerId: number, id: number) {
+  const rows = await db
+    .update(vehicles)
+    .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
+    .where(and(eq(vehicles.id, id), live(ownerId)))
+    .returning({ id: vehicles.id });
+  return rows.length === 1;
+}
+
+/** Whether another live vehicle of the owner has this VIN or plate (the unique indexes' question, asked first for a clear error). */
+export async function findDuplicate(db: DbTx, ownerId: number, field: 'vin' | 'plate', value: string, exceptId?: number) {
+  const column = field === 'vin' ? vehicles.vin : vehicles.plate;
+  const [row] = await db
+    .select({ id: vehicles.id })
+    .from(vehicles)
+    .where(and(live(ownerId), eq(column, value), exceptId ? sql`${vehicles.id} <> ${exceptId}` : undefined))
+    .limit(1);
+  return row;
+}
