@@ -4,6 +4,7 @@ import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
+import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
 import { systemContext } from './lib/context.js';
@@ -77,6 +78,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'prestataires', description: 'Searching and showing prestataires, favourites' },
         { name: 'prestataire', description: "A prestataire's own workspace: profile and documents" },
         { name: 'client', description: "A client's own workspace" },
+        { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
+        { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
         { name: 'media', description: 'Public photos' },
         { name: 'health', description: 'Health' },
@@ -98,6 +101,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     throttle: overrides.throttle ?? createLoginThrottle(),
   });
 
+  if (config.seedReferenceData) {
+    const seeded = await seedReferenceData(db);
+    if (seeded.categories + seeded.services + seeded.cities > 0) app.log.info(seeded, 'reference data seeded');
+  }
   if (config.bootstrapAdmin) {
     const { created } = await users.ensureBootstrapAdmin(systemContext, config.bootstrapAdmin);
     if (created) app.log.info({ email: config.bootstrapAdmin.email }, 'bootstrap administrator created');

@@ -19,6 +19,23 @@ const schema = z.object({
   BOOTSTRAP_ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
   STORAGE_DIR: z.string().min(1).optional(),
   UPLOAD_MAX_BYTES: env.positiveInt(10 * 1024 * 1024),
+  // Catalogue and cities at start-up; unset means on, except under NODE_ENV=test where a test asks for it.
+  SEED_REFERENCE_DATA: env.bool.optional(),
+  // The repair-data vendor; without REPAIRDATA_URL the bundled dataset answers.
+  REPAIRDATA_URL: httpUrl.optional(),
+  REPAIRDATA_API_KEY: z.string().min(1).optional(),
+  REPAIRDATA_TIMEOUT_MS: env.positiveInt(5000),
+  REPAIRDATA_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  REPAIRDATA_RETRY_BASE_MS: env.positiveInt(200),
+  REPAIRDATA_CACHE_TTL_HOURS: env.positiveInt(24 * 30),
+  REPAIRDATA_CIRCUIT_FAILURES: env.positiveInt(5),
+  REPAIRDATA_CIRCUIT_OPEN_SECONDS: env.positiveInt(30),
+  // An OpenAI-compatible chat API for suggestions and estimate explanations; built-in methods without it.
+  AI_API_URL: httpUrl.optional(),
+  AI_API_KEY: z.string().min(1).optional(),
+  AI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  AI_TIMEOUT_MS: env.positiveInt(15_000),
+  AI_CACHE_TTL_HOURS: env.positiveInt(24 * 7),
 });
 
 export interface Config extends CommonConfig {
@@ -33,6 +50,25 @@ export interface Config extends CommonConfig {
   bootstrapAdmin?: { email: string; password: string };
   /** Uploaded files (photos, documents) on local disk. */
   storage: { dir: string; maxUploadBytes: number };
+  /** Insert the catalogue and the cities at start-up (idempotent). */
+  seedReferenceData: boolean;
+  /**
+   * The repair-data vendor (bundled dataset when `url` is unset): per-attempt timeout, attempts per
+   * call with exponential backoff from `retryBaseMs`, cache lifetime, and the circuit breaker that
+   * opens after `circuitFailures` consecutive failed attempts for `circuitOpenSeconds`.
+   */
+  repairData: {
+    url?: string;
+    apiKey?: string;
+    timeoutMs: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    cacheTtlHours: number;
+    circuitFailures: number;
+    circuitOpenSeconds: number;
+  };
+  /** The AI layer's model (none when `url` is unset) and how long its answers are reused. */
+  ai: { url?: string; apiKey?: string; model: string; timeoutMs: number; cacheTtlHours: number };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -59,5 +95,23 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         ? { email: parsed.BOOTSTRAP_ADMIN_EMAIL, password: parsed.BOOTSTRAP_ADMIN_PASSWORD }
         : undefined,
     storage: { dir: storageDir, maxUploadBytes: parsed.UPLOAD_MAX_BYTES },
+    seedReferenceData: parsed.SEED_REFERENCE_DATA ?? parsed.NODE_ENV !== 'test',
+    repairData: {
+      url: parsed.REPAIRDATA_URL?.replace(/\/+$/, ''),
+      apiKey: parsed.REPAIRDATA_API_KEY,
+      timeoutMs: parsed.REPAIRDATA_TIMEOUT_MS,
+      maxAttempts: parsed.REPAIRDATA_MAX_ATTEMPTS,
+      retryBaseMs: parsed.REPAIRDATA_RETRY_BASE_MS,
+      cacheTtlHours: parsed.REPAIRDATA_CACHE_TTL_HOURS,
+      circuitFailures: parsed.REPAIRDATA_CIRCUIT_FAILURES,
+      circuitOpenSeconds: parsed.REPAIRDATA_CIRCUIT_OPEN_SECONDS,
+    },
+    ai: {
+      url: parsed.AI_API_URL,
+      apiKey: parsed.AI_API_KEY,
+      model: parsed.AI_MODEL,
+      timeoutMs: parsed.AI_TIMEOUT_MS,
+      cacheTtlHours: parsed.AI_CACHE_TTL_HOURS,
+    },
   });
 }

@@ -137,3 +137,116 @@ export function expectError(res: LightMyRequestResponse, status: number, code: s
   expect(typeof body.message).toBe('string');
   return body;
 }
+
+/** How the fake repair-data vendor answers a request. */
+export type RepairDataVendorMode = 'ok' | 'error' | 'hang' | 'malformed' | 'wrong_shape' | 'unauthorized';
+
+export interface RepairDataVendor {
+  url: string;
+  /** Every request received, in order: method, path with query string, body. */
+  requests: { method: string; path: string; authorization?: string; body: unknown }[];
+  /** Modes for the next requests, one each, before `mode` applies again. */
+  queue: RepairDataVendorMode[];
+  mode: RepairDataVendorMode;
+  close(): Promise<void>;
+}
+
+/**
+ * A local HTTP server in the repair-data vendor's shape (see src/integrations/repairdata/http.ts),
+ * answering from the bundled dataset; `mode` and `queue` make it fail on demand.
+ */
+export async function startRepairDataVendor(opts: { apiKey?: string } = {}): Promise<RepairDataVendor> {
+  const { createServer } = await import('node:http');
+  const { createBuiltinRepairData } = await import('../src/integrations/repairdata/builtin.js');
+  const source = createBuiltinRepairData();
+  type V = NonNullable<Awaited<ReturnType<typeof source.identify>>>;
+  type T = NonNullable<Awaited<ReturnType<typeof source.repairTime>>>;
+  const vehicle = (v: V) => ({
+    id: v.id,
+    make: v.make,
+    model: v.model,
+    variant: v.variant,
+    year_from: v.yearFrom,
+    year_to: v.yearTo,
+    fuel: v.fuel,
+    engine_code: v.engineCode,
+    engine_capacity_cc: v.engineCapacityCc,
+    power_kw: v.powerKw,
+    category: v.category,
+  });
+  const time = (t: T) => ({ task_code: t.taskCode, name: t.name, hours: t.hours, includes: t.includes, notes: t.notes });
+
+  async function answer(method: string, url: URL, body: unknown): Promise<unknown> {
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    if (parts[0] !== 'vehicles') return null;
+    if (method === 'GET' && parts.length === 2 && parts[1] === 'identify') {
+      const vin = url.searchParams.get('vin') ?? undefined;
+      const plate = url.searchParams.get('plate') ?? undefined;
+      const v = await source.identify({ vin, plate });
+      return v && vehicle(v);
+    }
+    const id = parts[1]!;
+    if (method === 'GET' && parts.length === 2) {
+      const p = await source.vehicle(id);
+      return p && { ...vehicle(p), systems: p.systems, service_intervals: p.serviceIntervals };
+    }
+    if (method === 'GET' && parts.length === 3 && parts[2] === 'tasks') {
+      const tasks = await source.searchTasks(id, {
+        q: url.searchParams.get('q') ?? undefined,
+        systemCode: url.searchParams.get('system') ?? undefined,
+      });
+      return tasks && { tasks: tasks.map((t) => ({ code: t.code, name: t.name, system_code: t.systemCode })) };
+    }
+    if (method === 'GET' && parts.length === 5 && parts[2] === 'tasks' && parts[4] === 'times') {
+      const t = await source.repairTime(id, parts[3]!);
+      return t && time(t);
+    }
+    if (method === 'POST' && parts.length === 4 && parts[2] === 'tasks' && parts[3] === 'times') {
+      const r = await source.repairTimes(id, (body as { codes: string[] }).codes);
+      return r && { times: r.times.map(time), unknown: r.unknown };
+    }
+    if (method === 'GET' && parts.length === 5 && parts[2] === 'systems' && parts[4] === 'procedures') {
+      const p = await source.procedures(id, parts[3]!);
+      return (
+        p && {
+          procedures: p.map((x) => ({ title: x.title, steps: x.steps, torque_specs: x.torqueSpecs, warnings: x.warnings })),
+        }
+      );
+    }
+    return null;
+  }
+
+  const vendor: RepairDataVendor = { url: '', requests: [], queue: [], mode: 'ok', close: async () => {} };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const body = raw ? (JSON.parse(raw) as unknown) : undefined;
+      vendor.requests.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization, body });
+      const mode = vendor.queue.shift() ?? vendor.mode;
+      const send = (status: number, payload: string) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(payload);
+      if (mode === 'hang') return;
+      if (mode === 'error') return send(503, '{"error":"maintenance"}');
+      if (mode === 'malformed') return send(200, '{"id": "truncated');
+      if (mode === 'wrong_shape') return send(200, '{"vehicle": {"name": "Clio"}, "tasks": "none"}');
+      if (mode === 'unauthorized' || (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)) {
+        return send(401, '{"error":"invalid api key"}');
+      }
+      answer(req.method!, new URL(req.url!, 'http://vendor.test'), body).then(
+        (result) => (result === null ? send(404, '{"error":"not found"}') : send(200, JSON.stringify(result))),
+        () => send(500, '{"error":"internal"}'),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  vendor.url = `http://127.0.0.1:${port}`;
+  vendor.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return vendor;
+}

@@ -4,10 +4,55 @@ import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db, Schema } from '../db/index.js';
+import { createOpenAiCompatibleModel } from '../integrations/ai/chat-model.js';
+import { createIdentityVerifiers } from '../integrations/identity/identity.js';
+import { createBuiltinKycVerifier } from '../integrations/kyc/kyc.js';
 import type { Mailer } from '../integrations/mail/mailer.js';
+import { createRepairData } from '../integrations/repairdata/index.js';
 import type { Storage } from '../integrations/storage/storage.js';
+import { accountRoutes } from './account/account.routes.js';
+import { createAccountService } from './account/account.service.js';
+import { activityLogRoutes } from './activity-log/activity-log.routes.js';
+import { createActivityLogService } from './activity-log/activity-log.service.js';
+import { adminPrestatairesRoutes } from './admin-prestataires/admin-prestataires.routes.js';
+import { createAdminPrestatairesService } from './admin-prestataires/admin-prestataires.service.js';
+import { adminUsersRoutes } from './admin-users/admin-users.routes.js';
+import { createAdminUsersService } from './admin-users/admin-users.service.js';
+import { adminsRoutes } from './admins/admins.routes.js';
+import { createAdminsService } from './admins/admins.service.js';
+import { aiRoutes } from './ai/ai.routes.js';
+import { createAiService } from './ai/ai.service.js';
+import { createSuggestionsService } from './ai/suggestions.service.js';
+import { authRoutes } from './auth/auth.routes.js';
+import { createAuthService } from './auth/auth.service.js';
+import { catalogueRoutes } from './catalogue/catalogue.routes.js';
+import { createCatalogueService } from './catalogue/catalogue.service.js';
+import { complianceRoutes } from './compliance/compliance.routes.js';
+import { createComplianceService } from './compliance/compliance.service.js';
+import { documentsRoutes } from './documents/documents.routes.js';
+import { createDocumentsService } from './documents/documents.service.js';
+import { emailVerificationRoutes } from './email-verification/email-verification.routes.js';
+import { createEmailVerificationService } from './email-verification/email-verification.service.js';
+import { kycRoutes } from './kyc/kyc.routes.js';
+import { createKycService } from './kyc/kyc.service.js';
+import { laborRoutes } from './labor/labor.routes.js';
+import { createLaborService } from './labor/labor.service.js';
 import { mediaRoutes } from './media/media.routes.js';
+import { passwordResetRoutes } from './password-reset/password-reset.routes.js';
+import { createPasswordResetService } from './password-reset/password-reset.service.js';
+import { prestataireProfileRoutes } from './prestataire-profile/prestataire-profile.routes.js';
+import { createPrestataireProfileService } from './prestataire-profile/prestataire-profile.service.js';
+import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
+import { createPrestatairesService } from './prestataires/prestataires.service.js';
+import { repairDataRoutes } from './repairdata/repairdata.routes.js';
+import { createRepairDataService } from './repairdata/repairdata.service.js';
+import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
+import { createSocialAuthService } from './social-auth/social-auth.service.js';
+import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
+import { createTariffGridsService } from './tariff-grids/tariff-grids.service.js';
 import type { UsersService } from './users/users.service.js';
+import { vehiclesRoutes } from './vehicles/vehicles.routes.js';
+import { createVehiclesService } from './vehicles/vehicles.service.js';
 
 export const VERSION = '1.0.0';
 
@@ -24,10 +69,94 @@ export interface ModuleDeps {
 
 /** Wires services to their dependencies and mounts every module under `/api/v1`. */
 export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
+  // One instance, so its per-address send limit counts every route that sends a verification e-mail.
+  const mailLinks = { db: deps.db, mailer: deps.mailer, appUrl: deps.config.appUrl };
+  const emailVerification = createEmailVerificationService(mailLinks);
+  const authService = createAuthService({
+    db: deps.db,
+    users: deps.users,
+    throttle: deps.throttle,
+    sessions: app.auth.store,
+    mailer: deps.mailer,
+    emailVerification,
+  });
+  const accountService = createAccountService({
+    db: deps.db,
+    users: deps.users,
+    auth: authService,
+    storage: deps.storage,
+    mailer: deps.mailer,
+    emailVerification,
+    log: app.log,
+  });
+  const tariffGrids = createTariffGridsService({ db: deps.db });
+  const activityLog = createActivityLogService({ db: deps.db });
+  // One repair-data source for the app: the vendor's API behind the database cache, or the bundled dataset.
+  const repairData = createRepairData(deps.config, { db: deps.db, log: app.log });
+  const { ai: aiConfig } = deps.config;
+  const ai = createAiService({
+    db: deps.db,
+    model: aiConfig.url
+      ? createOpenAiCompatibleModel({ url: aiConfig.url, apiKey: aiConfig.apiKey, model: aiConfig.model, timeoutMs: aiConfig.timeoutMs })
+      : undefined,
+    cacheTtlHours: aiConfig.cacheTtlHours,
+    log: app.log,
+  });
   await app.register(
     async (api) => {
       await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
       await api.register(mediaRoutes({ storage: deps.storage }));
+      // Accounts and sign-in
+      await api.register(authRoutes({ auth: authService }));
+      await api.register(emailVerificationRoutes({ emailVerification }));
+      await api.register(passwordResetRoutes({ passwordReset: createPasswordResetService(mailLinks) }));
+      await api.register(
+        socialAuthRoutes({
+          socialAuth: createSocialAuthService({
+            db: deps.db,
+            users: deps.users,
+            verifiers: createIdentityVerifiers(deps.config.social),
+            log: app.log,
+          }),
+        }),
+      );
+      await api.register(accountRoutes({ account: accountService }));
+      await api.register(kycRoutes({ kyc: createKycService({ db: deps.db, verifier: createBuiltinKycVerifier() }) }));
+      await api.register(prestataireProfileRoutes({ prestataireProfile: createPrestataireProfileService({ db: deps.db }) }));
+      // Catalogue and discovery
+      await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db: deps.db }) }));
+      await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db: deps.db }) }));
+      // Vehicles, repair data, estimates, AI
+      await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db: deps.db, repairData }) }));
+      await api.register(repairDataRoutes({ repairData: createRepairDataService({ repairData }) }));
+      await api.register(laborRoutes({ labor: createLaborService({ db: deps.db, repairData, tariffGrids, ai }) }));
+      await api.register(
+        aiRoutes({
+          ai,
+          suggestions: createSuggestionsService({ db: deps.db, ai, repairData }),
+          modelName: aiConfig.url ? aiConfig.model : 'builtin',
+        }),
+      );
+      // Onboarding, compliance and administration
+      await api.register(documentsRoutes({ documents: createDocumentsService({ db: deps.db, storage: deps.storage }) }));
+      await api.register(
+        adminPrestatairesRoutes({ adminPrestataires: createAdminPrestatairesService({ db: deps.db, mailer: deps.mailer }) }),
+      );
+      await api.register(complianceRoutes({ compliance: createComplianceService({ db: deps.db, mailer: deps.mailer }) }));
+      await api.register(
+        adminUsersRoutes({
+          adminUsers: createAdminUsersService({
+            db: deps.db,
+            mailer: deps.mailer,
+            appUrl: deps.config.appUrl,
+            sessionTtlDays: deps.config.auth.tokenTtlDays,
+            activityLog,
+          }),
+        }),
+      );
+      await api.register(adminsRoutes({ admins: createAdminsService({ db: deps.db }) }));
+      await api.register(activityLogRoutes({ activityLog }));
+      await api.register(tariffGridsRoutes({ tariffGrids }));
     },
     { prefix: '/api/v1' },
   );

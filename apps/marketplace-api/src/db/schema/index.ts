@@ -4,3 +4,8 @@ export * from './prestataires.js';
 export * from './documents.js';
 export * from './activity.js';
 export * from './mail.js';
+export * from './notifications.js';
+export * from './vehicles.js';
+export * from './repairdata.js';
+export * from './pricing.js';
+export * from './ai.js';
