@@ -14,6 +14,8 @@ const schema = z.object({
   ALERT_WORKER_INTERVAL_MS: env.positiveInt(5000),
   ALERT_MAX_ATTEMPTS: env.positiveInt(6),
   WEBHOOK_TIMEOUT_MS: env.positiveInt(5000),
+  // Unset: allowed outside production only (local receivers in development), refused in production.
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: env.bool.optional(),
   AI_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   AI_API_KEY: z.string().min(1).optional(),
   AI_MODEL: z.string().min(1).default('gpt-4o-mini'),
@@ -39,7 +41,14 @@ export interface Config extends CommonConfig {
    * The alert delivery worker. It starts with the app unless disabled (by default in tests, which
    * drive it themselves); `maxAttempts` tries per delivery before it is marked failed.
    */
-  alerts: { workerEnabled: boolean; workerIntervalMs: number; maxAttempts: number; webhookTimeoutMs: number };
+  alerts: {
+    workerEnabled: boolean;
+    workerIntervalMs: number;
+    maxAttempts: number;
+    webhookTimeoutMs: number;
+    /** Whether webhooks may target private, loopback and link-local addresses. */
+    allowPrivateNetworks: boolean;
+  };
   /** An OpenAI-compatible chat API for the optional analysis narrative; none when `url` is unset. */
   ai: { url?: string; apiKey?: string; model: string; timeoutMs: number };
   /**
@@ -66,6 +75,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       workerIntervalMs: parsed.ALERT_WORKER_INTERVAL_MS,
       maxAttempts: parsed.ALERT_MAX_ATTEMPTS,
       webhookTimeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
+      allowPrivateNetworks: parsed.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? parsed.NODE_ENV !== 'production',
     },
     ai: { url: parsed.AI_API_URL, apiKey: parsed.AI_API_KEY, model: parsed.AI_MODEL, timeoutMs: parsed.AI_TIMEOUT_MS },
     retention: {

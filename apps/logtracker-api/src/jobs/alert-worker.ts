@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Dispatcher } from 'undici';
 import type { DbTx } from '../db/index.js';
 import type { AlertDelivery } from '../db/schema/index.js';
 import type { Mailer } from '../integrations/mail/index.js';
@@ -14,6 +15,9 @@ export interface AlertWorkerOptions {
   /** Attempts per delivery before it is marked failed. */
   maxAttempts: number;
   webhookTimeoutMs: number;
+  /** Webhooks go through this agent (see createWebhookAgent); private addresses only when allowed. */
+  webhookAgent: Dispatcher;
+  allowPrivateNetworks: boolean;
   /** Deliveries claimed per poll (default 20) and sent at once (default 10). */
   batchSize?: number;
   concurrency?: number;
@@ -61,6 +65,8 @@ export function createAlertWorker(options: AlertWorkerOptions) {
         body: webhookBody(alert, project),
         deliveryId: delivery.id,
         timeoutMs: webhookTimeoutMs,
+        agent: options.webhookAgent,
+        allowPrivateNetworks: options.allowPrivateNetworks,
       });
     } else {
       await mailer.send(alertEmail(alert, project, delivery.target));

@@ -4,6 +4,7 @@ import type { DbTx } from '../db/index.js';
 import { createMailer, type Mailer } from '../integrations/mail/index.js';
 import type { LogEvents } from '../modules/logs/log-events.js';
 import { createAlertEvaluator, type AlertEvaluator } from '../modules/alerts/alerts.service.js';
+import { createWebhookAgent } from '../modules/alerts/webhook-target.js';
 import { createAlertWorker, type AlertWorker } from './alert-worker.js';
 
 export interface Alerting {
@@ -27,6 +28,7 @@ declare module 'fastify' {
 export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; events: LogEvents }) {
   const { config, db, events } = deps;
   const mailer = createMailer(config.mail, app.log);
+  const webhookAgent = createWebhookAgent({ allowPrivateNetworks: config.alerts.allowPrivateNetworks });
   const evaluator = createAlertEvaluator({ db, log: app.log });
   const worker = createAlertWorker({
     db,
@@ -35,6 +37,8 @@ export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<
     intervalMs: config.alerts.workerIntervalMs,
     maxAttempts: config.alerts.maxAttempts,
     webhookTimeoutMs: config.alerts.webhookTimeoutMs,
+    webhookAgent,
+    allowPrivateNetworks: config.alerts.allowPrivateNetworks,
   });
   const unsubscribe = events.subscribeAll(evaluator.onLogs);
 
@@ -48,5 +52,6 @@ export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<
     await evaluator.stop();
     await worker.stop();
     await mailer.close();
+    await webhookAgent.close();
   });
 }

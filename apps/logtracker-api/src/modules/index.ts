@@ -74,7 +74,7 @@ export async function registerModules(
       await api.register(tailRoutes({ tail: createTailService({ access, events, sessions: app.auth.store, ...deps.config.tail }) }));
       await api.register(statsRoutes({ stats: createStatsService({ db, access }) }));
       await api.register(analysisRoutes({ analysis }));
-      await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access }) }));
+      await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access, allowPrivateNetworks: deps.config.alerts.allowPrivateNetworks }) }));
       await api.register(alertsRoutes({ alerts: createAlertsService({ db, access }) }));
     },
     { prefix: '/api' },

@@ -5,9 +5,10 @@ import type { DbTx } from '../../db/index.js';
 import { DEFAULT_NOTIFICATION_SETTINGS } from '../../db/schema/index.js';
 import * as projectsRepo from '../projects/projects.repository.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
+import { literalTargetProblem } from '../alerts/webhook-target.js';
 import type { UpdateConfigBody } from './project-config.schemas.js';
 
-export function createProjectConfigService(deps: { db: DbTx; access: ProjectAccess }) {
+export function createProjectConfigService(deps: { db: DbTx; access: ProjectAccess; allowPrivateNetworks: boolean }) {
   return {
     async get(actor: Actor, projectId: number) {
       const { project } = await deps.access.member(actor, projectId);
@@ -25,6 +26,11 @@ export function createProjectConfigService(deps: { db: DbTx; access: ProjectAcce
       // The role check runs before the transaction: PGlite serves one transaction at a time, so a
       // query on `db` from inside it would wait for itself.
       await deps.access.owner(actor, projectId);
+      const url = body.notification_settings?.webhook_url;
+      // Told at once rather than at the first alert; names resolving to private addresses are
+      // refused when a delivery connects.
+      const problem = url && !deps.allowPrivateNetworks ? literalTargetProblem(url) : null;
+      if (problem) throw AppError.validation({ 'notification_settings.webhook_url': [problem] });
       return withTransaction(deps.db, async (tx) => {
         const project = await projectsRepo.findForUpdate(tx, projectId);
         if (!project) throw AppError.notFound('Project');
