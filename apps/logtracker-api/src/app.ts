@@ -21,7 +21,11 @@ export interface AppOverrides {
   throttle?: LoginThrottle;
 }
 
-export async function openDatabase(config: Readonly<Config>) {
+/**
+ * Opens the configured database and, unless `MIGRATE_ON_START=false` (a migration Job runs before
+ * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
+ */
+export async function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
   const database = await createDatabase({
     url: config.database.url,
     dataDir: config.database.dataDir,
@@ -30,7 +34,7 @@ export async function openDatabase(config: Readonly<Config>) {
     migrationsFolder,
     extensions: ['pg_trgm'],
   });
-  await database.migrate();
+  if (options.migrate ?? config.migrateOnStart) await database.migrate();
   return database;
 }
 

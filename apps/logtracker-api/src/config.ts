@@ -4,6 +4,8 @@ import { z } from 'zod';
 const schema = z.object({
   ...commonEnvShape,
   PORT: env.port(8001),
+  // false: the app starts on the schema as it is; a migration Job (`node dist/cli/migrate.js`) runs first.
+  MIGRATE_ON_START: env.bool.default(true),
   LOGS_BATCH_MAX_ENTRIES: env.positiveInt(10_000),
   LOGS_BATCH_MAX_BYTES: env.positiveInt(5 * 1024 * 1024),
   RATE_LIMIT_INGEST: env.positiveInt(1200),
@@ -30,6 +32,8 @@ const schema = z.object({
 });
 
 export interface Config extends CommonConfig {
+  /** Run the migrations when the database opens (off where a Job migrates before a rollout). */
+  migrateOnStart: boolean;
   logs: { batchMaxEntries: number; batchMaxBytes: number };
   /** Requests per minute per ingest key: pipelines ship in bursts, beyond a person's budget. */
   ingestRateLimit: number;
@@ -65,6 +69,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const parsed = parseEnv(schema, source);
   return Object.freeze({
     ...buildCommonConfig(parsed, { appName: 'logtracker-api', port: parsed.PORT }),
+    migrateOnStart: parsed.MIGRATE_ON_START,
     logs: { batchMaxEntries: parsed.LOGS_BATCH_MAX_ENTRIES, batchMaxBytes: parsed.LOGS_BATCH_MAX_BYTES },
     ingestRateLimit: parsed.RATE_LIMIT_INGEST,
     // Off by default under test, where suites drive the job themselves.

@@ -7,6 +7,8 @@ const httpUrl = z.url({ protocol: /^https?$/ });
 const schema = z.object({
   ...commonEnvShape,
   PORT: env.port(8000),
+  // false: the app starts on the schema as it is; a migration Job (`node dist/cli/migrate.js`) runs first.
+  MIGRATE_ON_START: env.bool.default(true),
   // Where links in e-mails point (the web or app front end that calls the API).
   APP_URL: httpUrl.default('http://localhost:3000'),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
@@ -39,6 +41,8 @@ const schema = z.object({
 });
 
 export interface Config extends CommonConfig {
+  /** Run the migrations when the database opens (off where a Job migrates before a rollout). */
+  migrateOnStart: boolean;
   appUrl: string;
   /** SMTP when `smtpUrl` is set; otherwise messages go to the log and the outbox table only. */
   mail: { smtpUrl?: string; from: string };
@@ -84,6 +88,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const storageDir = parsed.STORAGE_DIR ?? (dataDir.startsWith('memory://') ? '' : join(dataDir, 'uploads'));
   return Object.freeze({
     ...common,
+    migrateOnStart: parsed.MIGRATE_ON_START,
     appUrl: parsed.APP_URL.replace(/\/+$/, ''),
     mail: { smtpUrl: parsed.SMTP_URL, from: parsed.MAIL_FROM },
     social: {
