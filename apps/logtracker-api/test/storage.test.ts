@@ -1,5 +1,6 @@
-import { queryRows } from '@repo/db';
-import { sql } from 'drizzle-orm';
+import { queryRows, withTransaction } from '@repo/db';
+import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceJob } from '../src/jobs/maintenance.js';
 import { createRetentionJob } from '../src/jobs/retention.js';
@@ -189,4 +190,36 @@ describe('keyset paging and counts', () => {
     const few = (await t.app.inject({ method: 'GET', url: `/api/projects/${big.id}/logs?search=bulk%201004`, headers: owner.headers })).json();
     expect(few.meta).toMatchObject({ total: 11, total_is_estimate: false });
   }, 120_000);
+});
+
+describe('query plans', () => {
+  type PlanNode = { 'Node Type': string; Plans?: PlanNode[] };
+  const nodeTypes = (node: PlanNode): string[] => [node['Node Type'], ...(node.Plans ?? []).flatMap(nodeTypes)];
+
+  /** The node types of a query's plan with sorting priced out: a Sort is left only where no index gives the order. */
+  async function planWithoutSorting(query: { getSQL(): SQL }) {
+    return withTransaction(t.database.db, async (tx) => {
+      await tx.execute(sql`set local enable_sort = off`);
+      const [row] = await queryRows<{ 'QUERY PLAN': string | { Plan: PlanNode }[] }>(tx, sql`explain (format json) ${query.getSQL()}`);
+      const raw = row!['QUERY PLAN'];
+      return nodeTypes((typeof raw === 'string' ? (JSON.parse(raw) as { Plan: PlanNode }[]) : raw)[0]!.Plan);
+    });
+  }
+
+  it('reads newest-first and oldest-first pages from an index instead of sorting the project', async () => {
+    const project = await createProject(t, owner);
+    const db = t.database.db;
+    const byProject = eq(logs.projectId, project.id);
+    const sorts = (types: string[]) => types.filter((type) => type.includes('Sort'));
+
+    expect(sorts(await planWithoutSorting(db.select().from(logs).where(byProject).orderBy(...newestFirst).limit(50)))).toEqual([]);
+    expect(
+      sorts(await planWithoutSorting(db.select().from(logs).where(and(byProject, eq(logs.level, 'error'))).orderBy(...newestFirst).limit(50))),
+    ).toEqual([]);
+    expect(
+      sorts(await planWithoutSorting(db.select({ id: logs.id }).from(logs).where(and(byProject, lt(logs.timestamp, new Date()))).orderBy(oldestFirst[0]).limit(50))),
+    ).toEqual([]);
+    // The order a plain `desc` asks for (nulls first) is one no index holds: this is what sorted.
+    expect(sorts(await planWithoutSorting(db.select().from(logs).where(byProject).orderBy(desc(logs.timestamp), desc(logs.id)).limit(50)))).not.toEqual([]);
+  });
 });

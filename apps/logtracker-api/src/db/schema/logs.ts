@@ -38,6 +38,17 @@ export const logs = pgTable(
   ],
 );
 
+/**
+ * Newest first, the order of the (…, timestamp, id) indexes. drizzle-kit wrote those indexes as
+ * DESC NULLS LAST, while a plain `order by … desc` means NULLS FIRST: no index matched it, and
+ * PostgreSQL sorted every log of the project to answer a page. The columns are NOT NULL, so
+ * spelling the index's null order changes no result; every newest-first query uses this.
+ */
+export const newestFirst = [sql`${logs.timestamp} desc nulls last`, sql`${logs.id} desc nulls last`] as const;
+
+/** Oldest first: the same indexes read backwards (ASC NULLS FIRST), for the same reason. */
+export const oldestFirst = [sql`${logs.timestamp} asc nulls first`, sql`${logs.id} asc nulls first`] as const;
+
 export type Log = typeof logs.$inferSelect;
 export type NewLog = typeof logs.$inferInsert;
 

@@ -1,7 +1,7 @@
 import { escapeLike, queryRows, timestamptz } from '@repo/db';
-import { and, desc, eq, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, projectMembers, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import { logs, newestFirst, projectMembers, type LogLevel, type NewLog } from '../../db/schema/index.js';
 
 export interface LogFilters {
   level?: LogLevel;
@@ -67,7 +67,7 @@ export async function listLogs(db: DbTx, projectId: number, filters: LogFilters,
   // The count ignores the cursor: it is the size of the whole filtered list.
   const countCondition = where(projectId, { ...filters, after: undefined });
   const [rows, total] = await Promise.all([
-    db.select().from(logs).where(condition).orderBy(desc(logs.timestamp), desc(logs.id)).limit(limit).offset(offset),
+    db.select().from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset),
     countLogs(db, countCondition),
   ]);
   return { rows, ...total };
