@@ -223,3 +223,26 @@ describe('query plans', () => {
     expect(sorts(await planWithoutSorting(db.select().from(logs).where(byProject).orderBy(desc(logs.timestamp), desc(logs.id)).limit(50)))).not.toEqual([]);
   });
 });
+
+describe('paging to the microsecond', () => {
+  it('walks logs that share a millisecond in order with the cursor, each once', async () => {
+    const project = await createProject(t, owner);
+    // Written by SQL, as an import would: timestamps a microsecond apart, all in one millisecond.
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${project.id}, 'info', 'micro ' || i, '2026-03-01T10:00:00.123Z'::timestamptz + make_interval(secs => i / 1000000.0)
+            from generate_series(1, 7) as i`,
+    );
+    const seen: string[] = [];
+    let query = 'per_page=2';
+    for (let i = 0; i < 10; i++) {
+      const response = await t.app.inject({ method: 'GET', url: `/api/projects/${project.id}/logs?${query}`, headers: owner.headers });
+      expect(response.statusCode, response.body).toBe(200);
+      const { data, meta } = response.json();
+      seen.push(...data.map((l: { message: string }) => l.message));
+      if (!meta.next_cursor) break;
+      query = `per_page=2&cursor=${meta.next_cursor}`;
+    }
+    expect(seen).toEqual(['micro 7', 'micro 6', 'micro 5', 'micro 4', 'micro 3', 'micro 2', 'micro 1']);
+  });
+});

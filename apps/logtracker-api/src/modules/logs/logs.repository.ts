@@ -1,7 +1,8 @@
-import { escapeLike, queryRows, timestamptz } from '@repo/db';
-import { and, eq, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
+import { escapeLike, queryRows } from '@repo/db';
+import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, newestFirst, projectMembers, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import { logs, newestFirst, projectMembers, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import type { LogCursor } from './logs.schemas.js';
 
 export interface LogFilters {
   level?: LogLevel;
@@ -10,7 +11,7 @@ export interface LogFilters {
   search?: string;
   patternId?: number;
   /** Keyset position: only logs after it in the newest-first order. */
-  after?: { timestamp: Date; id: number };
+  after?: LogCursor;
 }
 
 /** Beyond this many matches, counting exactly costs more than the page itself: estimate instead. */
@@ -56,18 +57,39 @@ function where(projectId: number, filters: LogFilters): SQL | undefined {
     // The search text is matched literally: %, _ and \ lose their LIKE meaning.
     filters.search ? ilike(logs.message, `%${escapeLike(filters.search)}%`) : undefined,
     filters.patternId ? eq(logs.patternId, filters.patternId) : undefined,
-    filters.after
-      ? sql`(${logs.timestamp}, ${logs.id}) < (${timestamptz(filters.after.timestamp)}, ${filters.after.id}::bigint)`
-      : undefined,
+    ...(filters.after
+      ? [
+          sql`(${logs.timestamp}, ${logs.id}) < (${cursorTime(filters.after)}, ${filters.after.id}::bigint)`,
+          // Implied by the row comparison, but only this form lets PostgreSQL skip the partitions
+          // of the days after the cursor.
+          sql`${logs.timestamp} <= ${cursorTime(filters.after)}`,
+        ]
+      : []),
   );
 }
+
+function cursorTime(after: LogCursor): SQL {
+  return sql`${after.timestamp}::timestamptz`;
+}
+
+/**
+ * The row as listed, with its timestamp to the microsecond as text for the cursor: a Date keeps
+ * milliseconds, and a cursor cut to the millisecond would skip the logs written (by SQL, by an
+ * import) in the rest of that millisecond.
+ */
+const listed = {
+  ...getTableColumns(logs),
+  cursorTime: sql<string>`to_char(${logs.timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_time'),
+};
+
+export type ListedLog = Log & { cursorTime: string };
 
 export async function listLogs(db: DbTx, projectId: number, filters: LogFilters, limit: number, offset: number) {
   const condition = where(projectId, filters);
   // The count ignores the cursor: it is the size of the whole filtered list.
   const countCondition = where(projectId, { ...filters, after: undefined });
   const [rows, total] = await Promise.all([
-    db.select().from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset),
+    db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset),
     countLogs(db, countCondition),
   ]);
   return { rows, ...total };

@@ -65,28 +65,30 @@ export const BatchBody = z.object({
 
 /** A position in the newest-first order: the last log of a page. Opaque to clients. */
 export interface LogCursor {
-  timestamp: Date;
+  /** The log's timestamp in UTC, ISO 8601 to the microsecond (PostgreSQL's precision). */
+  timestamp: string;
   id: number;
 }
 
 export function encodeCursor(c: LogCursor): string {
-  return Buffer.from(`${c.timestamp.toISOString()}|${c.id}`).toString('base64url');
+  return Buffer.from(`${c.timestamp}|${c.id}`).toString('base64url');
 }
+
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 const cursorParam = z
   .string()
   .max(200)
   .transform((value, ctx): LogCursor => {
-    const [time, id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
-    const timestamp = new Date(time ?? '');
+    const [time = '', id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
+    const t = CURSOR_TIME.test(time) ? Date.parse(time) : NaN;
     const n = Number(id);
-    const t = timestamp.getTime();
     // Out of range, an instant PostgreSQL cannot read would fail the query: refuse it here.
     if (Number.isNaN(t) || t < MIN_TIME || t >= MAX_TIME || !Number.isSafeInteger(n) || n < 1) {
       ctx.addIssue({ code: 'custom', message: 'Not a cursor this API gave out' });
       return z.NEVER;
     }
-    return { timestamp, id: n };
+    return { timestamp: time, id: n };
   });
 
 export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 })

@@ -101,7 +101,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
         meta: {
           ...pageMeta(page, per_page, total),
           total_is_estimate: estimated,
-          next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.timestamp, id: last.id }) : null,
+          next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.cursorTime, id: last.id }) : null,
         },
       };
     },
