@@ -28,7 +28,7 @@ export async function openDatabase(config: Readonly<Config>) {
     poolSize: config.database.poolSize,
     schema,
     migrationsFolder,
-    extensions: ['pg_trgm'],
+    extensions: ['pg_trgm', 'btree_gin'],
   });
   await database.migrate();
   return database;

@@ -246,3 +246,94 @@ describe('paging to the microsecond', () => {
     expect(seen).toEqual(['micro 7', 'micro 6', 'micro 5', 'micro 4', 'micro 3', 'micro 2', 'micro 1']);
   });
 });
+
+describe('search over many logs', () => {
+  // One project where "timeout" is common (a quarter of the logs) and "deadlock" rare (7 logs),
+  // another full of "elsewhere", absent from the first; analysed, so the planner knows. The list
+  // reads common words in index order and rare ones through the trigram index: both must give
+  // the same answers as a plain filter.
+  let mine: number;
+  let other: number;
+  let expected: { id: number; message: string }[];
+  const list = (projectId: number, query: string) =>
+    t.app.inject({ method: 'GET', url: `/api/projects/${projectId}/logs?${query}`, headers: owner.headers });
+
+  beforeAll(async () => {
+    mine = (await createProject(t, owner)).id;
+    other = (await createProject(t, owner)).id;
+    const base = Date.now() - 3_600_000;
+    const messages = Array.from({ length: 3_000 }, (_, i) =>
+      i % 400 === 7 ? `Deadlock detected on invoice ${i}` : i % 4 === 0 ? `Upstream timeout after ${i} ms` : `Request ${i} served`,
+    );
+    const created = [];
+    for (let start = 0; start < messages.length; start += 1_000) {
+      created.push(
+        ...(await createLogs(
+          t,
+          mine,
+          messages.slice(start, start + 1_000).map((message, i) => ({ message, timestamp: new Date(base - (start + i) * 1000) })),
+        )),
+      );
+    }
+    for (let start = 0; start < 2_000; start += 1_000) {
+      await createLogs(t, other, Array.from({ length: 1_000 }, (_, i) => ({ message: `elsewhere ${start + i}` })));
+    }
+    await t.database.db.execute(sql`analyze logs`);
+    expected = created.map((l) => ({ id: l.id, message: l.message }));
+  }, 120_000);
+
+  /** Every page of a search with the cursor, and the total of the first page. */
+  async function walk(projectId: number, search: string, perPage: number) {
+    const messages: string[] = [];
+    let first: { total: number; total_is_estimate: boolean } | undefined;
+    let query = `search=${search}&per_page=${perPage}`;
+    for (let i = 0; i < 100; i++) {
+      const response = await list(projectId, query);
+      expect(response.statusCode, response.body).toBe(200);
+      const { data, meta } = response.json();
+      first ??= meta;
+      messages.push(...data.map((l: { message: string }) => l.message));
+      if (!meta.next_cursor) break;
+      query = `search=${search}&per_page=${perPage}&cursor=${meta.next_cursor}`;
+    }
+    return { messages, first: first! };
+  }
+
+  const matching = (word: string) => expected.filter((l) => l.message.toLowerCase().includes(word)).map((l) => l.message);
+
+  it('pages a common word newest first, every match once', async () => {
+    const { messages, first } = await walk(mine, 'TIMEOUT', 100);
+    expect(messages).toEqual(matching('timeout'));
+    expect(messages).toHaveLength(750);
+    expect(first).toMatchObject({ total: 750, total_is_estimate: false });
+  });
+
+  it('pages a rare word newest first and counts it exactly', async () => {
+    const { messages, first } = await walk(mine, 'deadlock', 3);
+    expect(messages).toEqual(matching('deadlock'));
+    expect(messages).toHaveLength(8);
+    expect(first).toMatchObject({ total: 8, total_is_estimate: false });
+  });
+
+  it('answers a word common in another project and absent from this one with nothing', async () => {
+    const response = await list(mine, 'search=elsewhere');
+    expect(response.json()).toMatchObject({ data: [], meta: { total: 0, total_is_estimate: false, next_cursor: null } });
+    expect((await list(other, 'search=elsewhere&per_page=5')).json().meta).toMatchObject({ total: 2_000 });
+  });
+
+  it('answers an offset page of a rare word, and an empty page past its last match', async () => {
+    const page2 = (await list(mine, 'search=deadlock&per_page=3&page=2')).json();
+    expect(page2.data.map((l: { message: string }) => l.message)).toEqual(matching('deadlock').slice(3, 6));
+    expect(page2.meta).toMatchObject({ total: 8, total_is_estimate: false });
+    const beyond = (await list(mine, 'search=deadlock&per_page=3&page=4')).json();
+    expect(beyond.data).toEqual([]);
+    expect(beyond.meta).toMatchObject({ total: 8, total_is_estimate: false });
+  });
+
+  it('combines a search shorter than a trigram with a level', async () => {
+    const response = await list(mine, 'search=ms&level=info&per_page=500');
+    expect(response.json().data.map((l: { message: string }) => l.message)).toEqual(
+      matching('ms').slice(0, 500),
+    );
+  });
+});

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Extensions } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql, type SQL } from 'drizzle-orm';
@@ -11,7 +12,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 
 /** The extensions the apps' migrations create; PGlite must load them before `CREATE EXTENSION`. */
-const pgliteExtensions = { pg_trgm, btree_gist } satisfies Extensions;
+const pgliteExtensions = { pg_trgm, btree_gin, btree_gist } satisfies Extensions;
 export type ExtensionName = keyof typeof pgliteExtensions;
 
 // One type for both drivers: repositories and services never know which one runs.

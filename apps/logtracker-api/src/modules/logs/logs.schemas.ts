@@ -131,7 +131,9 @@ export const LogListMeta = z.object({
   last_page: z.number().int(),
   total_is_estimate: z
     .boolean()
-    .describe('Counts are exact up to 10 000 matching logs; beyond, `total` and `last_page` are the planner\'s estimate'),
+    .describe(
+      'Whether `total` and `last_page` are the planner\'s estimate. Up to 10 000 matches they are counted exactly, unless the planner expects far more, or the list has a `search` that would cost more to count than to page',
+    ),
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
 });
 
