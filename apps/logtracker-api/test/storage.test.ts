@@ -20,11 +20,23 @@ afterAll(() => t.close());
 
 const rows = <T extends Record<string, unknown>>(query: ReturnType<typeof sql>) => queryRows<T>(t.database.db, query);
 
-async function rollupTotals(projectId: number) {
-  const [minute] = await rows<{ n: number }>(sql`select coalesce(sum(count), 0)::int as n from log_counts_minute where project_id = ${projectId}`);
-  const [hour] = await rows<{ n: number }>(sql`select coalesce(sum(count), 0)::int as n from log_counts_hour where project_id = ${projectId}`);
-  return { minute: minute?.n, hour: hour?.n };
+/** A project's count in each rollup table at each grain: every one must be its number of logs. */
+async function rollupTotals(projectId: number, db = t.database.db) {
+  const totals: Record<string, number> = {};
+  for (const table of ['log_level_counts', 'log_source_counts']) {
+    const found = await queryRows<{ grain: string; n: number }>(
+      db,
+      sql`select grain, coalesce(sum(count), 0)::int as n from ${sql.raw(table)} where project_id = ${projectId} group by grain`,
+    );
+    for (const grain of ['minute', 'hour', 'day']) totals[`${table} ${grain}`] = found.find((r) => r.grain === grain)?.n ?? 0;
+  }
+  return totals;
 }
+
+const everyRollup = (n: number) =>
+  Object.fromEntries(
+    ['log_level_counts', 'log_source_counts'].flatMap((table) => ['minute', 'hour', 'day'].map((grain) => [`${table} ${grain}`, n])),
+  );
 
 describe('partitions', () => {
   it('stores logs of recent days in daily partitions and older ones in the default partition', async () => {
@@ -67,11 +79,7 @@ describe('partitions', () => {
       expect(result.partitionsDropped.length).toBeGreaterThanOrEqual(1);
       const left = await queryRows<{ message: string }>(isolated.database.db, sql`select message from logs`);
       expect(left.map((l) => l.message)).toEqual(['kept']);
-      const [counts] = await queryRows<{ n: number }>(
-        isolated.database.db,
-        sql`select coalesce(sum(count), 0)::int as n from log_counts_hour where project_id = ${project.id}`,
-      );
-      expect(counts?.n).toBe(1);
+      expect(await rollupTotals(project.id, isolated.database.db)).toEqual(everyRollup(1));
     } finally {
       await isolated.close();
     }
@@ -89,20 +97,20 @@ describe('rollups', () => {
       payload: { logs: Array.from({ length: 20 }, (_, i) => ({ level: i % 2 ? 'error' : 'info', message: `api ${i}` })) },
     });
     expect(batch.statusCode).toBe(201);
-    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(50));
 
     await t.database.db.execute(sql`update projects set retention_days = 1 where id = ${project.id}`);
     await createLogs(t, project.id, [{ message: 'old', timestamp: new Date(Date.now() - 3 * DAY) }]);
-    expect(await rollupTotals(project.id)).toEqual({ minute: 51, hour: 51 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(51));
     await createRetentionJob({ db: t.database.db, logger: quiet, batchSize: 100, pauseMs: 0 }).runOnce();
-    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(50));
 
-    const before = await rows<{ n: number }>(sql`select count(*)::int as n from log_counts_minute where project_id = ${project.id}`);
+    const before = await rows<{ n: number }>(sql`select count(*)::int as n from log_source_counts where project_id = ${project.id}`);
     const result = await createMaintenanceJob({ db: t.database.db, logger: quiet, now: () => new Date(Date.now() + 120_000) }).runOnce();
-    const after = await rows<{ n: number }>(sql`select count(*)::int as n from log_counts_minute where project_id = ${project.id}`);
+    const after = await rows<{ n: number }>(sql`select count(*)::int as n from log_source_counts where project_id = ${project.id}`);
     expect(result.rollupRowsCompacted).toBeGreaterThan(0);
     expect(after[0]!.n).toBeLessThan(before[0]!.n);
-    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(50));
 
     const stats = (await t.app.inject({ method: 'GET', url: `/api/projects/${project.id}/stats?time_range=1h`, headers: owner.headers })).json();
     expect(stats.data.total).toBe(50);
