@@ -1,4 +1,4 @@
-import { escapeLike, queryRows, withTransaction } from '@repo/db';
+import { escapeLike, queryRows, timestamptz, withTransaction } from '@repo/db';
 import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst, projectMembers, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
@@ -36,15 +36,15 @@ const SEARCH_WALK_MIN_SHARE = 0.005;
 const SEARCH_WALK_ROWS = { min: 2_000, max: 20_000 };
 
 /**
- * Inserts rows in ONE statement: the batch travels as a single JSON parameter that PostgreSQL
- * unpacks with json_to_recordset. The statement text never changes, so it is prepared once; this
- * is as fast as a hand-built multi-row INSERT and much faster than building one per batch with
- * the query builder. One statement is atomic: every row or none. Answers the ids in row order.
+ * Inserts rows of one project in ONE statement: the batch travels as a single JSON parameter
+ * that PostgreSQL unpacks with json_to_recordset. The statement text never changes, so it is
+ * prepared once; this is as fast as a hand-built multi-row INSERT and much faster than building
+ * one per batch with the query builder. One statement is atomic: every row or none. Answers the
+ * ids in row order.
  */
-export async function insertLogs(db: DbTx, rows: NewLog[]): Promise<number[]> {
+export async function insertLogs(db: DbTx, projectId: number, rows: NewLog[]): Promise<number[]> {
   const payload = JSON.stringify(
     rows.map((r) => ({
-      project_id: r.projectId,
       level: r.level,
       message: r.message,
       context: r.context ?? null,
@@ -56,15 +56,35 @@ export async function insertLogs(db: DbTx, rows: NewLog[]): Promise<number[]> {
   const inserted = await queryRows<{ id: number | string }>(
     db,
     sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
-        select project_id, level, message, context, source, "timestamp", received_at
+        select ${projectId}::int, level, message, context, source, "timestamp", received_at
           from json_to_recordset(${payload}::json)
-            as x(project_id integer, level text, message text, context jsonb, source text,
-                 "timestamp" timestamptz, received_at timestamptz)
+            as x(level text, message text, context jsonb, source text, "timestamp" timestamptz, received_at timestamptz)
         returning id`,
   );
   return inserted.map((r) => Number(r.id));
 }
 
+/**
+ * Inserts the entries of a batch request straight from its JSON text (`{"logs": [...]}`), which
+ * plainBatch validated in its plainest form: PostgreSQL reads the text once, and the app never
+ * serialises the entries again (for a thousand entries, 7 ms of JSON.stringify and a second copy
+ * of the batch in memory). Equivalent to insertLogs of the validated entries: a timestamp is cut
+ * to the millisecond, as a Date holds it, and a missing one is the time received. Unknown fields
+ * are ignored, as validation strips them. Answers the ids in entry order.
+ */
+export async function insertLogsJson(db: DbTx, projectId: number, text: string, receivedAt: Date): Promise<number[]> {
+  const received = timestamptz(receivedAt);
+  const inserted = await queryRows<{ id: number | string }>(
+    db,
+    sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
+        select ${projectId}::int, level, message, context, source,
+               coalesce(date_trunc('milliseconds', "timestamp"), ${received}), ${received}
+          from json_to_recordset((${text}::json) -> 'logs')
+            as x(level text, message text, context jsonb, source text, "timestamp" timestamptz)
+        returning id`,
+  );
+  return inserted.map((r) => Number(r.id));
+}
 
 function where(projectId: number, filters: LogFilters): SQL | undefined {
   return and(

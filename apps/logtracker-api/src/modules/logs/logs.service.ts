@@ -35,9 +35,12 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     }
   }
 
-  /** Stores rows in one transaction, then announces them (live tail, alerts) without waiting. */
+  /** Stores rows in one statement, then announces them (live tail, alerts) without waiting. */
   async function store(projectId: number, rows: NewLog[]): Promise<IngestedLog[]> {
-    const ids = await repo.insertLogs(db, rows);
+    return announce(projectId, rows, await repo.insertLogs(db, projectId, rows));
+  }
+
+  function announce(projectId: number, rows: NewLog[], ids: number[]): IngestedLog[] {
     const stored = rows.map((row, i) => ({
       id: ids[i] as number,
       projectId,
@@ -60,13 +63,19 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       return { ...log, patternId: null };
     },
 
-    async createBatch(writer: LogWriter, projectId: number, entries: LogEntryBody[]) {
+    /**
+     * `text` is the request's JSON, when its entries are in their plainest form (plainBatch):
+     * the database then reads the entries from it, and they are never serialised again.
+     */
+    async createBatch(writer: LogWriter, projectId: number, entries: LogEntryBody[], text?: string) {
       await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
-      await store(
-        projectId,
-        entries.map((e) => toRow(projectId, e, receivedAt)),
-      );
+      const rows = entries.map((e) => toRow(projectId, e, receivedAt));
+      if (text === undefined) {
+        await store(projectId, rows);
+      } else {
+        announce(projectId, rows, await repo.insertLogsJson(db, projectId, text, receivedAt));
+      }
       return { accepted: entries.length };
     },
 
