@@ -1,6 +1,10 @@
 import { queryRows, withTransaction } from '@repo/db';
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
+import type { LogEvents } from '../src/modules/logs/log-events.js';
+import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
+import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
+import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceJob } from '../src/jobs/maintenance.js';
 import { createRetentionJob } from '../src/jobs/retention.js';
@@ -83,6 +87,33 @@ describe('partitions', () => {
     } finally {
       await isolated.close();
     }
+  });
+});
+
+describe('logs of a project that is gone', () => {
+  // logs has no foreign key to projects: each insert statement joins the project's row instead.
+  it('are never stored, whichever way a batch is inserted', async () => {
+    const project = await createProject(t, owner);
+    await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
+    const row = { projectId: project.id, level: 'info' as const, message: 'orphan', timestamp: new Date(), receivedAt: new Date() };
+    expect(await insertLogs(t.database.db, project.id, [row])).toEqual([]);
+    expect(await insertLogsJson(t.database.db, project.id, JSON.stringify({ logs: [{ level: 'info', message: 'orphan' }] }), new Date())).toEqual([]);
+    expect(await rows(sql`select id from logs where project_id = ${project.id}`)).toEqual([]);
+  });
+
+  it('answer 404 to a writer authorised just before the project went', async () => {
+    const project = await createProject(t, owner);
+    const events = { publish: () => {} } as unknown as LogEvents;
+    // The membership check passes (as it did a moment before the deletion); the insert finds no project.
+    const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
+    const service = createLogsService({ db: t.database.db, access, events });
+    await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
+    const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
+    await expect(service.createBatch(writer, project.id, [{ level: 'info', message: 'late' }])).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      service.createBatch(writer, project.id, [{ level: 'info', message: 'late' }], JSON.stringify({ logs: [{ level: 'info', message: 'late' }] })),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    expect(await rows(sql`select id from logs where project_id = ${project.id}`)).toEqual([]);
   });
 });
 

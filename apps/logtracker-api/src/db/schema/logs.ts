@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, type PgColumnBuilderBase } from 'drizzle-orm/pg-core';
-import { projects, type LogLevel } from './projects.js';
+import type { LogLevel } from './projects.js';
 
 /**
  * Partitioned by day on `timestamp` (see migration 0003): expired days are dropped whole, and the
@@ -12,9 +12,8 @@ export const logs = pgTable(
   'logs',
   {
     id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
-    projectId: integer('project_id')
-      .notNull()
-      .references(() => projects.id, { onDelete: 'cascade' }),
+    // No foreign key: see lockedProject in logs.repository.ts and deleteProject.
+    projectId: integer('project_id').notNull(),
     level: text('level').$type<LogLevel>().notNull(),
     message: text('message').notNull(),
     context: jsonb('context').$type<Record<string, unknown>>(),

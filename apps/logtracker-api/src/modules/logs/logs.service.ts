@@ -41,6 +41,8 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
   }
 
   function announce(projectId: number, rows: NewLog[], ids: number[]): IngestedLog[] {
+    // Nothing stored: the project was deleted since the writer was authorised.
+    if (ids.length !== rows.length) throw AppError.notFound('Project');
     const stored = rows.map((row, i) => ({
       id: ids[i] as number,
       projectId,
