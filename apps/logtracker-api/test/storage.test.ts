@@ -1,7 +1,7 @@
 import { queryRows, withTransaction } from '@repo/db';
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
-import type { LogEvents } from '../src/modules/logs/log-events.js';
+import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
@@ -96,14 +96,17 @@ describe('logs of a project that is gone', () => {
     const project = await createProject(t, owner);
     await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
     const row = { projectId: project.id, level: 'info' as const, message: 'orphan', timestamp: new Date(), receivedAt: new Date() };
-    expect(await insertLogs(t.database.db, project.id, [row])).toEqual([]);
-    expect(await insertLogsJson(t.database.db, project.id, JSON.stringify({ logs: [{ level: 'info', message: 'orphan' }] }), new Date())).toEqual([]);
+    const text = JSON.stringify({ logs: [{ level: 'info', message: 'orphan' }] });
+    for (const withIds of [true, false]) {
+      expect((await insertLogs(t.database.db, project.id, [row], withIds)).count).toBe(0);
+      expect((await insertLogsJson(t.database.db, project.id, text, new Date(), withIds)).count).toBe(0);
+    }
     expect(await rows(sql`select id from logs where project_id = ${project.id}`)).toEqual([]);
   });
 
   it('answer 404 to a writer authorised just before the project went', async () => {
     const project = await createProject(t, owner);
-    const events = { publish: () => {} } as unknown as LogEvents;
+    const events = createLogEvents();
     // The membership check passes (as it did a moment before the deletion); the insert finds no project.
     const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
     const service = createLogsService({ db: t.database.db, access, events });

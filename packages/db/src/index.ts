@@ -101,6 +101,15 @@ export async function queryRows<T extends Record<string, unknown>>(db: DbOrTx, q
 }
 
 /**
+ * Rows a raw statement wrote (an INSERT, UPDATE or DELETE without RETURNING), whichever driver ran
+ * it: postgres.js answers the command's count on its result, PGlite `affectedRows`.
+ */
+export async function executeCount(db: DbOrTx, query: SQL): Promise<number> {
+  const result = (await db.execute(query)) as unknown as { count?: number | null; affectedRows?: number };
+  return Number(result.count ?? result.affectedRows ?? 0);
+}
+
+/**
  * Runs `fn` in a transaction, reusing the caller's when it already holds one, so that a service can
  * compose repository calls without caring who opened the transaction.
  */

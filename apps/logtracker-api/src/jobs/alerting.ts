@@ -36,7 +36,7 @@ export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<
     maxAttempts: config.alerts.maxAttempts,
     webhookTimeoutMs: config.alerts.webhookTimeoutMs,
   });
-  const unsubscribe = events.subscribeAll(evaluator.onLogs);
+  const unsubscribe = events.subscribeAll(evaluator.onLevels);
 
   app.decorate('alerting', { evaluator, worker, mailer });
   app.addHook('onReady', async () => {

@@ -36,13 +36,23 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
   }
 
   /** Stores rows in one statement, then announces them (live tail, alerts) without waiting. */
-  async function store(projectId: number, rows: NewLog[]): Promise<IngestedLog[]> {
-    return announce(projectId, rows, await repo.insertLogs(db, projectId, rows));
+  async function store(projectId: number, rows: NewLog[]) {
+    const withIds = events.wantsLogs(projectId);
+    return announce(projectId, rows, await repo.insertLogs(db, projectId, rows, withIds));
   }
 
-  function announce(projectId: number, rows: NewLog[], ids: number[]): IngestedLog[] {
+  /**
+   * The project's own listeners (live tail) get the logs whole, ids included, when there are
+   * any; everyone else only needs their levels.
+   */
+  function announce(projectId: number, rows: NewLog[], inserted: repo.Inserted): IngestedLog[] | undefined {
     // Nothing stored: the project was deleted since the writer was authorised.
-    if (ids.length !== rows.length) throw AppError.notFound('Project');
+    if (inserted.count !== rows.length) throw AppError.notFound('Project');
+    const { ids } = inserted;
+    if (!ids) {
+      events.publishLevels(projectId, new Set(rows.map((row) => row.level)));
+      return undefined;
+    }
     const stored = rows.map((row, i) => ({
       id: ids[i] as number,
       projectId,
@@ -60,7 +70,9 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
   return {
     async create(writer: LogWriter, projectId: number, entry: LogEntryBody) {
       await authorizeWrite(writer, projectId);
-      const [log] = await store(projectId, [toRow(projectId, entry, new Date())]);
+      // The one log is answered with its id: it is always read back.
+      const row = toRow(projectId, entry, new Date());
+      const [log] = announce(projectId, [row], await repo.insertLogs(db, projectId, [row], true)) ?? [];
       if (!log) throw new Error('insert returned no log');
       return { ...log, patternId: null };
     },
@@ -76,7 +88,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       if (text === undefined) {
         await store(projectId, rows);
       } else {
-        announce(projectId, rows, await repo.insertLogsJson(db, projectId, text, receivedAt));
+        announce(projectId, rows, await repo.insertLogsJson(db, projectId, text, receivedAt, events.wantsLogs(projectId)));
       }
       return { accepted: entries.length };
     },
