@@ -410,7 +410,8 @@ async function ingest(name, url, headers, body) {
   const r = await load({ ...options, duration: SECONDS });
   const logsPerSecond = (r['2xx'] * BATCH_ENTRIES) / (r.duration || SECONDS);
   const failed = r.non2xx + r.errors + r.timeouts;
-  log(`  ${name}: ${fmt(logsPerSecond)} logs/s, ${fmt(r['2xx'])} batches, ${failed} failed, latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms`);
+  const failures = failed === 0 ? '' : ` (statuses ${JSON.stringify(r.statusCodeStats)}, ${r.errors} errors, ${r.timeouts} timeouts)`;
+  log(`  ${name}: ${fmt(logsPerSecond)} logs/s, ${fmt(r['2xx'])} batches, ${failed} failed${failures}, latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms`);
   return { logsPerSecond, failed, result: r };
 }
 

@@ -32,7 +32,7 @@ export async function openDatabase(config: Readonly<Config>, options: { migrate?
     poolSize: config.database.poolSize,
     schema,
     migrationsFolder,
-    extensions: ['pg_trgm'],
+    extensions: ['pg_trgm', 'btree_gin'],
   });
   if (options.migrate ?? config.migrateOnStart) await database.migrate();
   return database;

@@ -22,7 +22,7 @@ export async function buildTestApp(
   env: Record<string, string> = {},
   overrides: Omit<AppOverrides, 'database'> = {},
 ): Promise<TestApp> {
-  const database = await createTestDatabase({ schema, migrationsFolder, extensions: ['pg_trgm'] });
+  const database = await createTestDatabase({ schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'] });
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',

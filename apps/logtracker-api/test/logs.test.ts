@@ -1,6 +1,7 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logs } from '../src/db/schema/index.js';
+import { BatchBody, plainBatch } from '../src/modules/logs/logs.schemas.js';
 import {
   addMember,
   buildTestApp,
@@ -335,6 +336,91 @@ describe('POST /api/projects/{project_id}/logs/batch', () => {
       const response = await postBatch(id, { logs: entries });
       expect(response.statusCode, response.body).toBe(201);
       expect(await countLogs(t, id)).toBe(300);
+    });
+  });
+
+  describe('plain batches', () => {
+    // A batch whose every field is in its plainest form is validated by plainBatch and stored from
+    // its JSON text; any other goes through zod and is stored from the validated entries. Both
+    // must store the same logs.
+    const entries = [
+      { level: 'error', message: 'offset and microseconds', timestamp: '2026-02-03T04:05:06.123987+02:00', source: 'api' },
+      { level: 'warning', message: 'no timestamp', context: { nested: { list: [1, 'two', null] }, big: 12.5 }, source: null },
+      { level: 'info', message: 'unknown fields are ignored', project_id: 999, received_at: '1999-01-01T00:00:00Z', id: 5 },
+      { level: 'debug', message: 'quotes " and \\ and \u00e9 and \n', context: null, timestamp: '2026-02-03T02:05:06Z' },
+    ];
+
+    async function stored(projectId: number) {
+      const { data } = (await list(projectId)).json() as ListBody;
+      return data
+        .map(({ id: _, project_id: __, received_at, ...log }) => ({ ...log, timestamp: log.timestamp === received_at ? 'received' : log.timestamp }))
+        .sort((a, b) => a.message.localeCompare(b.message));
+    }
+
+    it('stores the same logs whichever way the batch was validated', async () => {
+      const plain = await freshProject();
+      const other = await freshProject();
+      expect((await postBatch(plain, { logs: entries })).statusCode).toBe(201);
+      // A source to trim is not plain: this batch takes the zod path.
+      const zodPath = [...entries, { level: 'info', message: 'trimmed', source: '  worker  ' }];
+      expect((await postBatch(other, { logs: zodPath })).statusCode).toBe(201);
+
+      const fromPlain = await stored(plain);
+      const fromZod = (await stored(other)).filter((l) => l.message !== 'trimmed');
+      expect(fromPlain).toEqual(fromZod);
+      expect(fromPlain.find((l) => l.message === 'offset and microseconds')).toMatchObject({ timestamp: '2026-02-03T02:05:06.123Z', source: 'api' });
+      expect(fromPlain.find((l) => l.message === 'no timestamp')?.context).toEqual({ nested: { list: [1, 'two', null] }, big: 12.5 });
+      expect((await list(other, { search: 'trimmed' })).json().data[0].source).toBe('worker');
+    });
+
+    it('answers what BatchBody answers, for every batch it takes', () => {
+      let seed = 11;
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+      // Per field, the forms plainBatch takes and others (which BatchBody may or may not take).
+      const variants: Record<string, { plain: readonly unknown[]; other: readonly unknown[] }> = {
+        level: { plain: ['info', 'error', 'warning', 'debug'], other: ['INFO', 'fatal', '', 3, null, undefined] },
+        message: { plain: ['ok', 'x'.repeat(65_536), '  spaced  ', 'é ü ✓'], other: ['', 'x'.repeat(65_537), 'nul \u0000 inside', 7, null, undefined] },
+        context: {
+          plain: [undefined, null, {}, { a: 1 }, { a: { b: ['c'] } }],
+          other: [[], 'text', 5, { 'k\u0000': 1 }, { a: 'v\u0000' }, nested(33)],
+        },
+        timestamp: {
+          plain: [undefined, '2026-02-03T04:05:06Z', '2026-02-03T04:05:06.1+05:30', '2099-12-31T23:59:59.999999-01:00', '1970-01-01T00:00:00Z'],
+          other: [
+            null, '2026-02-03T04:05:06.1234567Z', '2026-02-30T04:05:06Z', '2026-02-03 04:05:06Z', '2026-02-03T04:05:06',
+            '1969-12-31T23:59:59Z', '2100-01-01T00:00:00Z', 1_700_000_000_000,
+          ],
+        },
+        source: { plain: [undefined, null, 'api', 'a'.repeat(255)], other: ['', ' api', 'api ', '\tapi', 'a'.repeat(256), 's\u0000', 4, ' '] },
+      };
+      let taken = 0;
+      let leftToZod = 0;
+      for (let i = 0; i < 3_000; i++) {
+        const logs = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+          const entry: Record<string, unknown> = {};
+          for (const [field, { plain, other }] of Object.entries(variants)) {
+            const value = pick(random() < 0.08 ? other : plain);
+            if (value !== undefined) entry[field] = value;
+          }
+          return entry;
+        });
+        const body = JSON.parse(JSON.stringify({ logs }));
+        const fast = plainBatch(body);
+        if (!fast) {
+          if (BatchBody.safeParse(body).success) leftToZod += 1;
+          continue;
+        }
+        taken += 1;
+        const full = BatchBody.safeParse(body);
+        expect(full.success, JSON.stringify(body)).toBe(true);
+        expect(fast).toEqual(full.data);
+      }
+      // The plain forms are common enough among these variants that the comparison means something.
+      expect(taken).toBeGreaterThan(500);
+      // And valid batches in other forms do reach zod (a source to trim, say).
+      expect(leftToZod).toBeGreaterThan(10);
+      expect(plainBatch({ logs: [{ level: 'info', message: 'plain', source: 'api', timestamp: '2026-02-03T04:05:06.123Z', context: { a: 1 } }] })).toBeDefined();
     });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogLevel } from '../src/db/schema/index.js';
+import { cover, grainMs } from '../src/modules/stats/stats.repository.js';
 import {
   addMember,
   buildTestApp,
@@ -388,5 +389,43 @@ describe('GET /api/projects/{project_id}/stats', () => {
       const projectId = (await createProject(t, owner)).id;
       expectError(await stats(projectId, {}, null), 401, 'unauthenticated');
     });
+  });
+});
+
+describe('the buckets statistics read', () => {
+  const at = (iso: string) => new Date(iso);
+
+  it('tile a range exactly with whole days in the middle, then hours, then minutes at the ends', () => {
+    expect(cover(at('2026-03-01T10:17:00Z'), at('2026-03-04T13:05:00Z')).map((s) => [s.grain, s.from.toISOString(), s.to.toISOString()])).toEqual([
+      ['minute', '2026-03-01T10:17:00.000Z', '2026-03-01T11:00:00.000Z'],
+      ['hour', '2026-03-01T11:00:00.000Z', '2026-03-02T00:00:00.000Z'],
+      ['day', '2026-03-02T00:00:00.000Z', '2026-03-04T00:00:00.000Z'],
+      ['hour', '2026-03-04T00:00:00.000Z', '2026-03-04T13:00:00.000Z'],
+      ['minute', '2026-03-04T13:00:00.000Z', '2026-03-04T13:05:00.000Z'],
+    ]);
+    expect(cover(at('2026-03-01T10:17:00Z'), at('2026-03-01T10:42:00Z')).map((s) => s.grain)).toEqual(['minute']);
+    expect(cover(at('2026-03-01T00:00:00Z'), at('2026-03-31T00:00:00Z')).map((s) => s.grain)).toEqual(['day']);
+    expect(cover(at('2026-03-01T10:00:00Z'), at('2026-03-01T10:00:00Z'))).toEqual([]);
+  });
+
+  it('tile any range of whole minutes without gaps or overlaps, each span on its own grain', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 500; i++) {
+      const from = Date.parse('2026-01-01T00:00:00Z') + Math.floor(random() * 90 * 1440) * M;
+      const to = from + Math.floor(random() * 61 * 1440) * M;
+      const spans = cover(new Date(from), new Date(to));
+      let edge = from;
+      for (const span of spans) {
+        expect(span.from.getTime()).toBe(edge);
+        expect(span.to.getTime()).toBeGreaterThan(edge);
+        expect(span.from.getTime() % grainMs[span.grain]).toBe(0);
+        expect(span.to.getTime() % grainMs[span.grain]).toBe(0);
+        edge = span.to.getTime();
+      }
+      expect(edge).toBe(to);
+      // At most one day span, two of hours and two of minutes.
+      expect(spans.length).toBeLessThanOrEqual(5);
+    }
   });
 });

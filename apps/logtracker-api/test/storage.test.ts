@@ -1,5 +1,10 @@
-import { queryRows } from '@repo/db';
-import { sql } from 'drizzle-orm';
+import { queryRows, withTransaction } from '@repo/db';
+import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
+import { createLogEvents } from '../src/modules/logs/log-events.js';
+import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
+import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
+import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMaintenanceJob } from '../src/jobs/maintenance.js';
 import { createRetentionJob } from '../src/jobs/retention.js';
@@ -19,11 +24,23 @@ afterAll(() => t.close());
 
 const rows = <T extends Record<string, unknown>>(query: ReturnType<typeof sql>) => queryRows<T>(t.database.db, query);
 
-async function rollupTotals(projectId: number) {
-  const [minute] = await rows<{ n: number }>(sql`select coalesce(sum(count), 0)::int as n from log_counts_minute where project_id = ${projectId}`);
-  const [hour] = await rows<{ n: number }>(sql`select coalesce(sum(count), 0)::int as n from log_counts_hour where project_id = ${projectId}`);
-  return { minute: minute?.n, hour: hour?.n };
+/** A project's count in each rollup table at each grain: every one must be its number of logs. */
+async function rollupTotals(projectId: number, db = t.database.db) {
+  const totals: Record<string, number> = {};
+  for (const table of ['log_level_counts', 'log_source_counts']) {
+    const found = await queryRows<{ grain: string; n: number }>(
+      db,
+      sql`select grain, coalesce(sum(count), 0)::int as n from ${sql.raw(table)} where project_id = ${projectId} group by grain`,
+    );
+    for (const grain of ['minute', 'hour', 'day']) totals[`${table} ${grain}`] = found.find((r) => r.grain === grain)?.n ?? 0;
+  }
+  return totals;
 }
+
+const everyRollup = (n: number) =>
+  Object.fromEntries(
+    ['log_level_counts', 'log_source_counts'].flatMap((table) => ['minute', 'hour', 'day'].map((grain) => [`${table} ${grain}`, n])),
+  );
 
 describe('partitions', () => {
   it('stores logs of recent days in daily partitions and older ones in the default partition', async () => {
@@ -66,14 +83,40 @@ describe('partitions', () => {
       expect(result.partitionsDropped.length).toBeGreaterThanOrEqual(1);
       const left = await queryRows<{ message: string }>(isolated.database.db, sql`select message from logs`);
       expect(left.map((l) => l.message)).toEqual(['kept']);
-      const [counts] = await queryRows<{ n: number }>(
-        isolated.database.db,
-        sql`select coalesce(sum(count), 0)::int as n from log_counts_hour where project_id = ${project.id}`,
-      );
-      expect(counts?.n).toBe(1);
+      expect(await rollupTotals(project.id, isolated.database.db)).toEqual(everyRollup(1));
     } finally {
       await isolated.close();
     }
+  });
+});
+
+describe('logs of a project that is gone', () => {
+  // logs has no foreign key to projects: each insert statement joins the project's row instead.
+  it('are never stored, whichever way a batch is inserted', async () => {
+    const project = await createProject(t, owner);
+    await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
+    const row = { projectId: project.id, level: 'info' as const, message: 'orphan', timestamp: new Date(), receivedAt: new Date() };
+    const text = JSON.stringify({ logs: [{ level: 'info', message: 'orphan' }] });
+    for (const withIds of [true, false]) {
+      expect((await insertLogs(t.database.db, project.id, [row], withIds)).count).toBe(0);
+      expect((await insertLogsJson(t.database.db, project.id, text, new Date(), withIds)).count).toBe(0);
+    }
+    expect(await rows(sql`select id from logs where project_id = ${project.id}`)).toEqual([]);
+  });
+
+  it('answer 404 to a writer authorised just before the project went', async () => {
+    const project = await createProject(t, owner);
+    const events = createLogEvents();
+    // The membership check passes (as it did a moment before the deletion); the insert finds no project.
+    const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
+    const service = createLogsService({ db: t.database.db, access, events });
+    await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
+    const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
+    await expect(service.createBatch(writer, project.id, [{ level: 'info', message: 'late' }])).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      service.createBatch(writer, project.id, [{ level: 'info', message: 'late' }], JSON.stringify({ logs: [{ level: 'info', message: 'late' }] })),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    expect(await rows(sql`select id from logs where project_id = ${project.id}`)).toEqual([]);
   });
 });
 
@@ -88,20 +131,20 @@ describe('rollups', () => {
       payload: { logs: Array.from({ length: 20 }, (_, i) => ({ level: i % 2 ? 'error' : 'info', message: `api ${i}` })) },
     });
     expect(batch.statusCode).toBe(201);
-    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(50));
 
     await t.database.db.execute(sql`update projects set retention_days = 1 where id = ${project.id}`);
     await createLogs(t, project.id, [{ message: 'old', timestamp: new Date(Date.now() - 3 * DAY) }]);
-    expect(await rollupTotals(project.id)).toEqual({ minute: 51, hour: 51 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(51));
     await createRetentionJob({ db: t.database.db, logger: quiet, batchSize: 100, pauseMs: 0 }).runOnce();
-    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(50));
 
-    const before = await rows<{ n: number }>(sql`select count(*)::int as n from log_counts_minute where project_id = ${project.id}`);
+    const before = await rows<{ n: number }>(sql`select count(*)::int as n from log_source_counts where project_id = ${project.id}`);
     const result = await createMaintenanceJob({ db: t.database.db, logger: quiet, now: () => new Date(Date.now() + 120_000) }).runOnce();
-    const after = await rows<{ n: number }>(sql`select count(*)::int as n from log_counts_minute where project_id = ${project.id}`);
+    const after = await rows<{ n: number }>(sql`select count(*)::int as n from log_source_counts where project_id = ${project.id}`);
     expect(result.rollupRowsCompacted).toBeGreaterThan(0);
     expect(after[0]!.n).toBeLessThan(before[0]!.n);
-    expect(await rollupTotals(project.id)).toEqual({ minute: 50, hour: 50 });
+    expect(await rollupTotals(project.id)).toEqual(everyRollup(50));
 
     const stats = (await t.app.inject({ method: 'GET', url: `/api/projects/${project.id}/stats?time_range=1h`, headers: owner.headers })).json();
     expect(stats.data.total).toBe(50);
@@ -189,4 +232,150 @@ describe('keyset paging and counts', () => {
     const few = (await t.app.inject({ method: 'GET', url: `/api/projects/${big.id}/logs?search=bulk%201004`, headers: owner.headers })).json();
     expect(few.meta).toMatchObject({ total: 11, total_is_estimate: false });
   }, 120_000);
+});
+
+describe('query plans', () => {
+  type PlanNode = { 'Node Type': string; Plans?: PlanNode[] };
+  const nodeTypes = (node: PlanNode): string[] => [node['Node Type'], ...(node.Plans ?? []).flatMap(nodeTypes)];
+
+  /** The node types of a query's plan with sorting priced out: a Sort is left only where no index gives the order. */
+  async function planWithoutSorting(query: { getSQL(): SQL }) {
+    return withTransaction(t.database.db, async (tx) => {
+      await tx.execute(sql`set local enable_sort = off`);
+      const [row] = await queryRows<{ 'QUERY PLAN': string | { Plan: PlanNode }[] }>(tx, sql`explain (format json) ${query.getSQL()}`);
+      const raw = row!['QUERY PLAN'];
+      return nodeTypes((typeof raw === 'string' ? (JSON.parse(raw) as { Plan: PlanNode }[]) : raw)[0]!.Plan);
+    });
+  }
+
+  it('reads newest-first and oldest-first pages from an index instead of sorting the project', async () => {
+    const project = await createProject(t, owner);
+    const db = t.database.db;
+    const byProject = eq(logs.projectId, project.id);
+    const sorts = (types: string[]) => types.filter((type) => type.includes('Sort'));
+
+    expect(sorts(await planWithoutSorting(db.select().from(logs).where(byProject).orderBy(...newestFirst).limit(50)))).toEqual([]);
+    expect(
+      sorts(await planWithoutSorting(db.select().from(logs).where(and(byProject, eq(logs.level, 'error'))).orderBy(...newestFirst).limit(50))),
+    ).toEqual([]);
+    expect(
+      sorts(await planWithoutSorting(db.select({ id: logs.id }).from(logs).where(and(byProject, lt(logs.timestamp, new Date()))).orderBy(oldestFirst[0]).limit(50))),
+    ).toEqual([]);
+    // The order a plain `desc` asks for (nulls first) is one no index holds: this is what sorted.
+    expect(sorts(await planWithoutSorting(db.select().from(logs).where(byProject).orderBy(desc(logs.timestamp), desc(logs.id)).limit(50)))).not.toEqual([]);
+  });
+});
+
+describe('paging to the microsecond', () => {
+  it('walks logs that share a millisecond in order with the cursor, each once', async () => {
+    const project = await createProject(t, owner);
+    // Written by SQL, as an import would: timestamps a microsecond apart, all in one millisecond.
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${project.id}, 'info', 'micro ' || i, '2026-03-01T10:00:00.123Z'::timestamptz + make_interval(secs => i / 1000000.0)
+            from generate_series(1, 7) as i`,
+    );
+    const seen: string[] = [];
+    let query = 'per_page=2';
+    for (let i = 0; i < 10; i++) {
+      const response = await t.app.inject({ method: 'GET', url: `/api/projects/${project.id}/logs?${query}`, headers: owner.headers });
+      expect(response.statusCode, response.body).toBe(200);
+      const { data, meta } = response.json();
+      seen.push(...data.map((l: { message: string }) => l.message));
+      if (!meta.next_cursor) break;
+      query = `per_page=2&cursor=${meta.next_cursor}`;
+    }
+    expect(seen).toEqual(['micro 7', 'micro 6', 'micro 5', 'micro 4', 'micro 3', 'micro 2', 'micro 1']);
+  });
+});
+
+describe('search over many logs', () => {
+  // One project where "timeout" is common (a quarter of the logs) and "deadlock" rare (7 logs),
+  // another full of "elsewhere", absent from the first; analysed, so the planner knows. The list
+  // reads common words in index order and rare ones through the trigram index: both must give
+  // the same answers as a plain filter.
+  let mine: number;
+  let other: number;
+  let expected: { id: number; message: string }[];
+  const list = (projectId: number, query: string) =>
+    t.app.inject({ method: 'GET', url: `/api/projects/${projectId}/logs?${query}`, headers: owner.headers });
+
+  beforeAll(async () => {
+    mine = (await createProject(t, owner)).id;
+    other = (await createProject(t, owner)).id;
+    const base = Date.now() - 3_600_000;
+    const messages = Array.from({ length: 3_000 }, (_, i) =>
+      i % 400 === 7 ? `Deadlock detected on invoice ${i}` : i % 4 === 0 ? `Upstream timeout after ${i} ms` : `Request ${i} served`,
+    );
+    const created = [];
+    for (let start = 0; start < messages.length; start += 1_000) {
+      created.push(
+        ...(await createLogs(
+          t,
+          mine,
+          messages.slice(start, start + 1_000).map((message, i) => ({ message, timestamp: new Date(base - (start + i) * 1000) })),
+        )),
+      );
+    }
+    for (let start = 0; start < 2_000; start += 1_000) {
+      await createLogs(t, other, Array.from({ length: 1_000 }, (_, i) => ({ message: `elsewhere ${start + i}` })));
+    }
+    await t.database.db.execute(sql`analyze logs`);
+    expected = created.map((l) => ({ id: l.id, message: l.message }));
+  }, 120_000);
+
+  /** Every page of a search with the cursor, and the total of the first page. */
+  async function walk(projectId: number, search: string, perPage: number) {
+    const messages: string[] = [];
+    let first: { total: number; total_is_estimate: boolean } | undefined;
+    let query = `search=${search}&per_page=${perPage}`;
+    for (let i = 0; i < 100; i++) {
+      const response = await list(projectId, query);
+      expect(response.statusCode, response.body).toBe(200);
+      const { data, meta } = response.json();
+      first ??= meta;
+      messages.push(...data.map((l: { message: string }) => l.message));
+      if (!meta.next_cursor) break;
+      query = `search=${search}&per_page=${perPage}&cursor=${meta.next_cursor}`;
+    }
+    return { messages, first: first! };
+  }
+
+  const matching = (word: string) => expected.filter((l) => l.message.toLowerCase().includes(word)).map((l) => l.message);
+
+  it('pages a common word newest first, every match once', async () => {
+    const { messages, first } = await walk(mine, 'TIMEOUT', 100);
+    expect(messages).toEqual(matching('timeout'));
+    expect(messages).toHaveLength(750);
+    expect(first).toMatchObject({ total: 750, total_is_estimate: false });
+  });
+
+  it('pages a rare word newest first and counts it exactly', async () => {
+    const { messages, first } = await walk(mine, 'deadlock', 3);
+    expect(messages).toEqual(matching('deadlock'));
+    expect(messages).toHaveLength(8);
+    expect(first).toMatchObject({ total: 8, total_is_estimate: false });
+  });
+
+  it('answers a word common in another project and absent from this one with nothing', async () => {
+    const response = await list(mine, 'search=elsewhere');
+    expect(response.json()).toMatchObject({ data: [], meta: { total: 0, total_is_estimate: false, next_cursor: null } });
+    expect((await list(other, 'search=elsewhere&per_page=5')).json().meta).toMatchObject({ total: 2_000 });
+  });
+
+  it('answers an offset page of a rare word, and an empty page past its last match', async () => {
+    const page2 = (await list(mine, 'search=deadlock&per_page=3&page=2')).json();
+    expect(page2.data.map((l: { message: string }) => l.message)).toEqual(matching('deadlock').slice(3, 6));
+    expect(page2.meta).toMatchObject({ total: 8, total_is_estimate: false });
+    const beyond = (await list(mine, 'search=deadlock&per_page=3&page=4')).json();
+    expect(beyond.data).toEqual([]);
+    expect(beyond.meta).toMatchObject({ total: 8, total_is_estimate: false });
+  });
+
+  it('combines a search shorter than a trigram with a level', async () => {
+    const response = await list(mine, 'search=ms&level=info&per_page=500');
+    expect(response.json().data.map((l: { message: string }) => l.message)).toEqual(
+      matching('ms').slice(0, 500),
+    );
+  });
 });

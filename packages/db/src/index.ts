@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Extensions } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql, type SQL } from 'drizzle-orm';
@@ -11,7 +12,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 
 /** The extensions the apps' migrations create; PGlite must load them before `CREATE EXTENSION`. */
-const pgliteExtensions = { pg_trgm, btree_gist } satisfies Extensions;
+const pgliteExtensions = { pg_trgm, btree_gin, btree_gist } satisfies Extensions;
 export type ExtensionName = keyof typeof pgliteExtensions;
 
 // One type for both drivers: repositories and services never know which one runs.
@@ -97,6 +98,15 @@ export async function queryRows<T extends Record<string, unknown>>(db: DbOrTx, q
   const result = (await db.execute(query)) as unknown;
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+/**
+ * Rows a raw statement wrote (an INSERT, UPDATE or DELETE without RETURNING), whichever driver ran
+ * it: postgres.js answers the command's count on its result, PGlite `affectedRows`.
+ */
+export async function executeCount(db: DbOrTx, query: SQL): Promise<number> {
+  const result = (await db.execute(query)) as unknown as { count?: number | null; affectedRows?: number };
+  return Number(result.count ?? result.affectedRows ?? 0);
 }
 
 /**

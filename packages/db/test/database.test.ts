@@ -1,6 +1,6 @@
 import { asc, eq, ilike } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { escapeLike, queryRows, sql, withTransaction, type DbOrTx } from '../src/index.js';
+import { escapeLike, executeCount, queryRows, sql, withTransaction, type DbOrTx } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 
@@ -299,5 +299,14 @@ describe('escapeLike in a query', () => {
       sql`select name from vehicles where name ilike ${`%${escapeLike('_')}%`}`,
     );
     expect(rows.map((r) => r.name).sort()).toEqual(['Winter deal 50%_OFF\\ today', 'Winter deal 50X_OFFY', 'under_score']);
+  });
+});
+
+describe('executeCount', () => {
+  it('answers the rows a statement wrote, on either driver', async () => {
+    await handle.db.insert(vehicles).values([{ name: 'A', plate: 'A-1' }, { name: 'B', plate: 'B-1' }, { name: 'C', plate: 'C-1' }]);
+    expect(await executeCount(handle.db, sql`update ${vehicles} set name = name || '!' where plate <> 'C-1'`)).toBe(2);
+    expect(await executeCount(handle.db, sql`insert into ${vehicles} (name, plate) select 'D', 'D-1' where false`)).toBe(0);
+    expect(await executeCount(handle.db, sql`delete from ${vehicles}`)).toBe(3);
   });
 });

@@ -40,7 +40,7 @@ export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<
     webhookAgent,
     allowPrivateNetworks: config.alerts.allowPrivateNetworks,
   });
-  const unsubscribe = events.subscribeAll(evaluator.onLogs);
+  const unsubscribe = events.subscribeAll(evaluator.onLevels);
 
   app.decorate('alerting', { evaluator, worker, mailer });
   app.addHook('onReady', async () => {

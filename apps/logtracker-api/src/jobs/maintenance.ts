@@ -3,9 +3,17 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
+import type { RollupGrain } from '../db/schema/index.js';
 import type { JobLogger } from './retention.js';
 
 const DAY_MS = 86_400_000;
+
+/**
+ * How long rollup rows are kept, per grain: minutes make the ends of the 1h and 24h ranges and
+ * of their previous periods (two days back at most), hours and days the 30d range and its
+ * previous period (sixty days).
+ */
+const ROLLUP_KEEP_MS: Record<RollupGrain, number> = { minute: 3 * DAY_MS, hour: 62 * DAY_MS, day: 62 * DAY_MS };
 
 export interface MaintenanceResult {
   partitionsCreated: number;
@@ -18,8 +26,8 @@ export interface MaintenanceResult {
  * - daily partitions exist a week ahead, so new logs never land in the default partition;
  * - a day older than every project's retention is dropped whole (its counts taken out of the
  *   rollups first), instead of deleted row by row;
- * - rollup rows, appended per insert statement, are merged per bucket, and rows older than any
- *   statistics range are removed, so statistics read a small, bounded table.
+ * - rollup rows, appended per insert statement, are merged per bucket and key, and rows older
+ *   than any statistics range are removed, so statistics read small, bounded tables.
  */
 export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: () => Date }) {
   const { db, logger } = deps;
@@ -54,16 +62,22 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
       if (!/^logs_p\d{8}$/.test(p.name)) continue;
       const table = sql.raw(`"${p.name}"`);
       await withTransaction(db, async (tx) => {
-        for (const [rollup, width] of [
-          ['log_counts_minute', '1 minute'],
-          ['log_counts_hour', '1 hour'],
-        ] as const) {
-          await tx.execute(
-            sql`insert into ${sql.raw(rollup)} (project_id, bucket, level, source, count)
-                select project_id, date_bin(${width}::interval, "timestamp", '2000-01-01 00:00:00+00'), level, source, -count(*)
-                  from ${table} group by 1, 2, 3, 4`,
-          );
-        }
+        // The counts leave the rollups as the delete trigger would take them out, grouped the same way.
+        await tx.execute(
+          sql`with minutes as (
+                select project_id, date_bin('1 minute', "timestamp", '2000-01-01 00:00:00+00') as bucket, level, source, -count(*)::int as n
+                  from ${table} group by 1, 2, 3, 4
+              ), grains as (
+                select m.project_id, g.grain, date_bin(g.width, m.bucket, '2000-01-01 00:00:00+00') as bucket, m.level, m.source, m.n
+                  from minutes m
+                 cross join (values ('minute', interval '1 minute'), ('hour', interval '1 hour'), ('day', interval '1 day')) as g (grain, width)
+              ), levels as (
+                insert into log_level_counts (project_id, grain, bucket, level, count)
+                select project_id, grain, bucket, level, sum(n) from grains group by 1, 2, 3, 4
+              )
+              insert into log_source_counts (project_id, grain, bucket, source, count)
+              select project_id, grain, bucket, source, sum(n) from grains group by 1, 2, 3, 4`,
+        );
         await tx.execute(sql`drop table ${table}`);
       });
       dropped.push(p.name);
@@ -73,21 +87,30 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
 
   async function compactRollups() {
     let compacted = 0;
-    for (const [rollup, keep] of [
-      ['log_counts_minute', 3 * DAY_MS],
-      ['log_counts_hour', 62 * DAY_MS],
+    const closed = timestamptz(new Date(now().getTime() - 60_000));
+    for (const [rollup, key] of [
+      ['log_level_counts', 'level'],
+      ['log_source_counts', 'source'],
     ] as const) {
       const table = sql.raw(rollup);
-      await db.execute(sql`delete from ${table} where bucket < ${timestamptz(new Date(now().getTime() - keep))}`);
-      // Buckets closed for a minute are final except for backfills, which simply append again.
+      const column = sql.raw(key);
+      for (const [grain, keepMs] of Object.entries(ROLLUP_KEEP_MS)) {
+        await db.execute(sql`delete from ${table} where grain = ${grain} and bucket < ${timestamptz(new Date(now().getTime() - keepMs))}`);
+      }
+      // Only buckets with rows appended since the last pass (the partial index finds them) are
+      // merged, into one row per key. Buckets closed for a minute are final except for
+      // backfills, which simply append again.
       const [row] = await queryRows<{ n: number }>(
         db,
-        sql`with moved as (
-              delete from ${table} where bucket < ${timestamptz(new Date(now().getTime() - 60_000))}
-              returning project_id, bucket, level, source, count
+        sql`with fresh as (
+              select distinct project_id, grain, bucket from ${table} where not compacted and bucket < ${closed}
+            ), moved as (
+              delete from ${table} as r using fresh as f
+               where r.project_id = f.project_id and r.grain = f.grain and r.bucket = f.bucket
+              returning r.project_id, r.grain, r.bucket, r.${column}, r.count
             ), merged as (
-              insert into ${table} (project_id, bucket, level, source, count)
-              select project_id, bucket, level, source, sum(count)::int from moved
+              insert into ${table} (project_id, grain, bucket, ${column}, count, compacted)
+              select project_id, grain, bucket, ${column}, sum(count)::int, true from moved
                group by 1, 2, 3, 4 having sum(count) <> 0
               returning 1
             )

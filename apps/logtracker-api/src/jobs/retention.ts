@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
-import { logs, projects } from '../db/schema/index.js';
+import { logs, oldestFirst, projects } from '../db/schema/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -54,7 +54,7 @@ export function createRetentionJob(deps: {
       .select({ id: logs.id })
       .from(logs)
       .where(and(eq(logs.projectId, projectId), lt(logs.timestamp, cutoff)))
-      .orderBy(asc(logs.timestamp))
+      .orderBy(oldestFirst[0])
       .limit(batchSize);
     // The outer bound on the timestamp lets PostgreSQL skip every partition that cannot hold one.
     const deleted = await db

@@ -1,19 +1,19 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-import { projects, type LogLevel } from './projects.js';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, type PgColumnBuilderBase } from 'drizzle-orm/pg-core';
+import type { LogLevel } from './projects.js';
 
 /**
  * Partitioned by day on `timestamp` (see migration 0003): expired days are dropped whole, and the
  * primary key includes the partition key as PostgreSQL requires. Rollup tables are kept by
- * statement-level triggers on every insert and delete, whatever path wrote the rows.
+ * statement-level triggers on every insert and delete, whatever path wrote the rows (migration
+ * 0005).
  */
 export const logs = pgTable(
   'logs',
   {
     id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
-    projectId: integer('project_id')
-      .notNull()
-      .references(() => projects.id, { onDelete: 'cascade' }),
+    // No foreign key: see lockedProject in logs.repository.ts and deleteProject.
+    projectId: integer('project_id').notNull(),
     level: text('level').$type<LogLevel>().notNull(),
     message: text('message').notNull(),
     context: jsonb('context').$type<Record<string, unknown>>(),
@@ -29,35 +29,77 @@ export const logs = pgTable(
     // Newest first within a project, with the id as tie-breaker for a stable order.
     index('logs_project_time_idx').on(t.projectId, t.timestamp.desc(), t.id.desc()),
     index('logs_project_level_time_idx').on(t.projectId, t.level, t.timestamp.desc(), t.id.desc()),
-    // Case-insensitive substring search (ILIKE '%…%') is served by a trigram index.
     index('logs_project_pattern_time_idx')
       .on(t.projectId, t.patternId, t.timestamp.desc(), t.id.desc())
       .where(sql`${t.patternId} is not null`),
-    index('logs_message_trgm_idx').using('gin', sql`${t.message} gin_trgm_ops`),
+    // Case-insensitive substring search (ILIKE '%…%') is served by a trigram index that also
+    // holds the project (btree_gin), so a search reads only the matches of its project: a word
+    // common in other projects costs nothing here.
+    index('logs_project_message_trgm_idx').using('gin', t.projectId, sql`${t.message} gin_trgm_ops`),
     check('logs_level_valid', sql`${t.level} in ('error', 'warning', 'info', 'debug')`),
   ],
 );
 
+/**
+ * Newest first, the order of the (…, timestamp, id) indexes. drizzle-kit wrote those indexes as
+ * DESC NULLS LAST, while a plain `order by … desc` means NULLS FIRST: no index matched it, and
+ * PostgreSQL sorted every log of the project to answer a page. The columns are NOT NULL, so
+ * spelling the index's null order changes no result; every newest-first query uses this.
+ */
+export const newestFirst = [sql`${logs.timestamp} desc nulls last`, sql`${logs.id} desc nulls last`] as const;
+
+/** Oldest first: the same indexes read backwards (ASC NULLS FIRST), for the same reason. */
+export const oldestFirst = [sql`${logs.timestamp} asc nulls first`, sql`${logs.id} asc nulls first`] as const;
+
 export type Log = typeof logs.$inferSelect;
 export type NewLog = typeof logs.$inferInsert;
 
-const rollupColumns = {
-  projectId: integer('project_id').notNull(),
-  bucket: timestamp('bucket', { withTimezone: true }).notNull(),
-  level: text('level').$type<LogLevel>().notNull(),
-  source: text('source'),
-  count: integer('count').notNull(),
-};
+/** The widths of rollup buckets: whole UTC minutes, hours and days. */
+export const ROLLUP_GRAINS = ['minute', 'hour', 'day'] as const;
+export type RollupGrain = (typeof ROLLUP_GRAINS)[number];
+
+function rollupColumns<T extends Record<string, PgColumnBuilderBase>>(key: T) {
+  return {
+    projectId: integer('project_id').notNull(),
+    grain: text('grain').$type<RollupGrain>().notNull(),
+    bucket: timestamp('bucket', { withTimezone: true }).notNull(),
+    ...key,
+    count: integer('count').notNull(),
+    // Rows appended by the triggers are not yet merged with the other rows of their bucket; the
+    // maintenance job merges the buckets that have any, found through a partial index.
+    compacted: boolean('compacted').notNull().default(false),
+  };
+}
 
 /**
- * Log counts per minute, level and source, appended by the insert/delete triggers (negative on
- * delete) and compacted by the maintenance job: statistics read these, never the logs.
+ * Log counts per bucket and level, at every grain, appended by the insert/delete triggers
+ * (negative on delete, one row per group of each statement, so concurrent batches never wait on
+ * one another's rows) and compacted by the maintenance job. Statistics read these, never the
+ * logs: a range costs the same for a thousand logs or a million, and it reads the coarsest
+ * buckets that tile it (days, then hours and minutes at its ends).
  */
-export const logCountsMinute = pgTable('log_counts_minute', rollupColumns, (t) => [
-  index('log_counts_minute_idx').on(t.projectId, t.bucket),
-]);
+export const logLevelCounts = pgTable(
+  'log_level_counts',
+  rollupColumns({ level: text('level').$type<LogLevel>().notNull() }),
+  (t) => [
+    // Every column a statistics query reads, so that it reads the index alone.
+    index('log_level_counts_idx').on(t.projectId, t.grain, t.bucket, t.level, t.count),
+    index('log_level_counts_fresh_idx').on(t.projectId, t.grain, t.bucket).where(sql`not ${t.compacted}`),
+    check('log_level_counts_grain_valid', sql`${t.grain} in ('minute', 'hour', 'day')`),
+  ],
+);
 
-/** The same per hour, for the week and month ranges. */
-export const logCountsHour = pgTable('log_counts_hour', rollupColumns, (t) => [
-  index('log_counts_hour_idx').on(t.projectId, t.bucket),
-]);
+/**
+ * The same per source, for the top sources. Levels and sources have rollups of their own: a
+ * bucket holds four level rows and one row per source, where rows per level and source would
+ * multiply the two, which is what a range's statistics would read.
+ */
+export const logSourceCounts = pgTable(
+  'log_source_counts',
+  rollupColumns({ source: text('source') }),
+  (t) => [
+    index('log_source_counts_idx').on(t.projectId, t.grain, t.bucket, t.source, t.count),
+    index('log_source_counts_fresh_idx').on(t.projectId, t.grain, t.bucket).where(sql`not ${t.compacted}`),
+    check('log_source_counts_grain_valid', sql`${t.grain} in ('minute', 'hour', 'day')`),
+  ],
+);

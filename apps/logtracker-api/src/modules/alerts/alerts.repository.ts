@@ -4,6 +4,7 @@ import {
   alertDeliveries,
   alerts,
   logs,
+  newestFirst,
   projects,
   type AlertChannel,
   type LogLevel,
@@ -63,7 +64,7 @@ export function recentSamples(db: DbTx, projectId: number, levels: LogLevel[], w
         lte(logs.timestamp, FUTURE_TOLERANCE),
       ),
     )
-    .orderBy(desc(logs.timestamp), desc(logs.id))
+    .orderBy(...newestFirst)
     .limit(limit);
 }
 

@@ -4,7 +4,6 @@ import { pageMeta, pageOffset } from '@repo/http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../../db/index.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type AlertChannel, type LogLevel } from '../../db/schema/index.js';
-import type { IngestedLog } from '../logs/log-events.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import * as repo from './alerts.repository.js';
 import type { ListAlertsQuery } from './alerts.schemas.js';
@@ -36,7 +35,7 @@ const SAMPLE_MESSAGE_MAX = 1000;
 /**
  * Decides, after logs are stored, whether a project's threshold is crossed, and records the alert
  * and its pending deliveries. It runs beside ingestion, never inside it: the log bus calls
- * `onLogs` after commit and nothing waits for the evaluation, whose errors go to the log.
+ * `onLevels` after commit and nothing waits for the evaluation, whose errors go to the log.
  *
  * Within this process a project has at most one evaluation in flight; logs arriving meanwhile
  * only mark it for one more pass, so a burst of batches costs one or two evaluations, not one per
@@ -115,21 +114,21 @@ export function createAlertEvaluator(deps: { db: DbTx; log: Pick<FastifyBaseLogg
     evaluate,
 
     /** The log bus listener: starts or extends the project's evaluation; never throws, never awaited. */
-    onLogs(projectId: number, logs: readonly IngestedLog[]) {
-      if (stopped || logs.length === 0) return;
+    onLevels(projectId: number, levels: ReadonlySet<LogLevel>) {
+      if (stopped || levels.size === 0) return;
       const current = inFlight.get(projectId);
       if (current) {
-        for (const entry of logs) current.levels.add(entry.level);
+        for (const level of levels) current.levels.add(level);
         return;
       }
-      const state = { levels: new Set(logs.map((entry) => entry.level)), done: Promise.resolve() };
+      const state = { levels: new Set(levels), done: Promise.resolve() };
       inFlight.set(projectId, state);
       state.done = drain(projectId, state);
     },
 
     /**
      * Resolves once no evaluation is in flight. The log bus emits on a later tick, so this first
-     * lets already-published logs reach `onLogs`. For shutdown and tests.
+     * lets already-published logs reach `onLevels`. For shutdown and tests.
      */
     async settled() {
       await new Promise((resolve) => setImmediate(resolve));

@@ -42,7 +42,7 @@ export function createAnalysisService(deps: {
   const now = deps.now ?? (() => new Date());
 
   async function computeFacts(projectId: number, body: AnalyzeBody, from: Date, to: Date) {
-    const { ms, bucketMs, granularity } = RANGE_SPEC[body.time_range];
+    const { ms, bucketMs } = RANGE_SPEC[body.time_range];
     const previousFrom = new Date(from.getTime() - ms);
     const levels = body.log_levels ?? [...LOG_LEVELS];
     const bucketSeconds = bucketMs / 1000;
@@ -50,10 +50,10 @@ export function createAnalysisService(deps: {
 
     const [levelRows, topRows, newRows, sources, patternBuckets, patternBaseline, levelBuckets, levelBaseline] =
       await Promise.all([
-        statsRepo.countByLevel(db, granularity, projectId, previousFrom, from, to),
+        statsRepo.countByLevel(db, projectId, previousFrom, from, to),
         repo.patternCounts(db, projectId, from, to, levels, 200),
         repo.newPatterns(db, projectId, from, to, levels, TOP),
-        statsRepo.topSources(db, granularity, projectId, from, to, 5),
+        statsRepo.topSources(db, projectId, from, to, 5),
         repo.bucketCounts(db, projectId, from, to, bucketSeconds, 'pattern_id', levels),
         repo.periodCounts(db, projectId, previousFrom, from, 'pattern_id', levels),
         repo.bucketCounts(db, projectId, from, to, bucketSeconds, 'level', levels),

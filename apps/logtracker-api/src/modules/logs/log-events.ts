@@ -15,6 +15,9 @@ export interface IngestedLog {
 
 export type LogsListener = (projectId: number, logs: readonly IngestedLog[]) => void;
 
+/** What every listener of all projects hears (alert evaluation): the levels a batch brought. */
+export type LevelsListener = (projectId: number, levels: ReadonlySet<LogLevel>) => void;
+
 /**
  * The in-process announcement of stored logs. Publishing never waits for listeners and a
  * throwing listener never reaches the ingestion request. It fans out within one instance;
@@ -25,26 +28,43 @@ export function createLogEvents(onListenerError: (error: unknown) => void = () =
   emitter.setMaxListeners(0);
   const ALL = 'all';
 
-  function wrap(listener: LogsListener): LogsListener {
-    return (projectId, logs) => {
+  function wrap<A extends unknown[]>(listener: (...args: A) => void): (...args: A) => void {
+    return (...args) => {
       try {
-        listener(projectId, logs);
+        listener(...args);
       } catch (error) {
         onListenerError(error);
       }
     };
   }
 
+  /** Announces the levels to every listener of all projects, on a later tick. */
+  function announceLevels(projectId: number, levels: ReadonlySet<LogLevel>) {
+    if (levels.size === 0 || emitter.listenerCount(ALL) === 0) return;
+    setImmediate(() => emitter.emit(ALL, projectId, levels));
+  }
+
   return {
+    /**
+     * Stored logs: to the project's listeners (live tail), and their levels to everyone's.
+     * After the response: listeners run on a later tick, never inside the request.
+     */
     publish(projectId: number, logs: readonly IngestedLog[]) {
       if (logs.length === 0) return;
       const channel = `project:${projectId}`;
-      if (emitter.listenerCount(channel) === 0 && emitter.listenerCount(ALL) === 0) return;
-      // After the response: listeners run on a later tick, never inside the request.
-      setImmediate(() => {
-        emitter.emit(channel, projectId, logs);
-        emitter.emit(ALL, projectId, logs);
-      });
+      if (emitter.listenerCount(channel) > 0) setImmediate(() => emitter.emit(channel, projectId, logs));
+      announceLevels(projectId, new Set(logs.map((log) => log.level)));
+    },
+    /**
+     * Logs stored without being read back, when the project has no listener of its own (see
+     * wantsLogs): only their levels are announced.
+     */
+    publishLevels(projectId: number, levels: ReadonlySet<LogLevel>) {
+      announceLevels(projectId, levels);
+    },
+    /** Whether the project's logs have listeners of their own, who need them whole (with ids). */
+    wantsLogs(projectId: number) {
+      return emitter.listenerCount(`project:${projectId}`) > 0;
     },
     /** Logs of one project; answers the unsubscribe function. */
     subscribe(projectId: number, listener: LogsListener) {
@@ -53,8 +73,8 @@ export function createLogEvents(onListenerError: (error: unknown) => void = () =
       emitter.on(channel, wrapped);
       return () => void emitter.off(channel, wrapped);
     },
-    /** Logs of every project. */
-    subscribeAll(listener: LogsListener) {
+    /** The levels of every project's logs. */
+    subscribeAll(listener: LevelsListener) {
       const wrapped = wrap(listener);
       emitter.on(ALL, wrapped);
       return () => void emitter.off(ALL, wrapped);

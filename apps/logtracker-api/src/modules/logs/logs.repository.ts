@@ -1,7 +1,8 @@
-import { escapeLike, queryRows, timestamptz } from '@repo/db';
-import { and, desc, eq, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
+import { escapeLike, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
+import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, projectMembers, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import { logs, newestFirst, projectMembers, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import type { LogCursor } from './logs.schemas.js';
 
 export interface LogFilters {
   level?: LogLevel;
@@ -10,22 +11,67 @@ export interface LogFilters {
   search?: string;
   patternId?: number;
   /** Keyset position: only logs after it in the newest-first order. */
-  after?: { timestamp: Date; id: number };
+  after?: LogCursor;
 }
 
 /** Beyond this many matches, counting exactly costs more than the page itself: estimate instead. */
 export const EXACT_COUNT_LIMIT = 10_000;
 
 /**
- * Inserts rows in ONE statement: the batch travels as a single JSON parameter that PostgreSQL
- * unpacks with json_to_recordset. The statement text never changes, so it is prepared once; this
- * is as fast as a hand-built multi-row INSERT and much faster than building one per batch with
- * the query builder. One statement is atomic: every row or none. Answers the ids in row order.
+ * The planner's cost (its units, about one page read each) above which a search is not counted
+ * exactly. A rare word in a million-log project costs about 1 000 and counts in a few
+ * milliseconds; a common one combined with a level costs 25 000 and takes half a second.
  */
-export async function insertLogs(db: DbTx, rows: NewLog[]): Promise<number[]> {
+const EXACT_COUNT_MAX_COST = 10_000;
+
+/**
+ * A search reads the newest logs in index order when the planner expects at least this share of
+ * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About
+ * where the two cost the same on a million-log project: reading a row in index order costs about
+ * half of finding, fetching and sorting a match.
+ */
+const SEARCH_WALK_MIN_SHARE = 0.005;
+
+/** Bounds of that read, in rows: twice what the estimate says a page needs, within these. */
+const SEARCH_WALK_ROWS = { min: 2_000, max: 20_000 };
+
+/**
+ * The project's row, locked against deletion until the inserting transaction ends. logs has no
+ * foreign key to projects: PostgreSQL checked it once per row, a quarter of the cost of a batch
+ * insert. Joined to once per statement instead, it keeps the same guarantee: an insert into a
+ * project that is gone stores nothing, and a project being deleted waits for the inserts under
+ * way, then deletes their logs too (see deleteProject).
+ */
+function lockedProject(projectId: number): SQL {
+  return sql`(select id from projects where id = ${projectId}::int for key share) as project`;
+}
+
+/** What an insert wrote: how many rows, and their ids in row order when they were asked for. */
+export interface Inserted {
+  count: number;
+  ids?: number[];
+}
+
+/**
+ * Reading the ids back (RETURNING) costs a tenth of a batch insert's database time; only the
+ * live tail needs them.
+ */
+async function runInsert(db: DbTx, insert: SQL, withIds: boolean): Promise<Inserted> {
+  if (!withIds) return { count: await executeCount(db, insert) };
+  const rows = await queryRows<{ id: number | string }>(db, sql`${insert} returning id`);
+  return { count: rows.length, ids: rows.map((r) => Number(r.id)) };
+}
+
+/**
+ * Inserts rows of one project in ONE statement: the batch travels as a single JSON parameter
+ * that PostgreSQL unpacks with json_to_recordset. The statement text never changes, so it is
+ * prepared once; this is as fast as a hand-built multi-row INSERT and much faster than building
+ * one per batch with the query builder. One statement is atomic: every row or none. Nothing is
+ * written when the project is gone.
+ */
+export function insertLogs(db: DbTx, projectId: number, rows: NewLog[], withIds: boolean): Promise<Inserted> {
   const payload = JSON.stringify(
     rows.map((r) => ({
-      project_id: r.projectId,
       level: r.level,
       message: r.message,
       context: r.context ?? null,
@@ -34,18 +80,38 @@ export async function insertLogs(db: DbTx, rows: NewLog[]): Promise<number[]> {
       received_at: r.receivedAt ?? new Date(),
     })),
   );
-  const inserted = await queryRows<{ id: number | string }>(
+  return runInsert(
     db,
     sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
-        select project_id, level, message, context, source, "timestamp", received_at
+        select project.id, level, message, context, source, "timestamp", received_at
           from json_to_recordset(${payload}::json)
-            as x(project_id integer, level text, message text, context jsonb, source text,
-                 "timestamp" timestamptz, received_at timestamptz)
-        returning id`,
+            as x(level text, message text, context jsonb, source text, "timestamp" timestamptz, received_at timestamptz)
+         cross join ${lockedProject(projectId)}`,
+    withIds,
   );
-  return inserted.map((r) => Number(r.id));
 }
 
+/**
+ * Inserts the entries of a batch request straight from its JSON text (`{"logs": [...]}`), which
+ * plainBatch validated in its plainest form: PostgreSQL reads the text once, and the app never
+ * serialises the entries again (for a thousand entries, 7 ms of JSON.stringify and a second copy
+ * of the batch in memory). Equivalent to insertLogs of the validated entries: a timestamp is cut
+ * to the millisecond, as a Date holds it, and a missing one is the time received. Unknown fields
+ * are ignored, as validation strips them. Nothing is written when the project is gone.
+ */
+export function insertLogsJson(db: DbTx, projectId: number, text: string, receivedAt: Date, withIds: boolean): Promise<Inserted> {
+  const received = timestamptz(receivedAt);
+  return runInsert(
+    db,
+    sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
+        select project.id, level, message, context, source,
+               coalesce(date_trunc('milliseconds', "timestamp"), ${received}), ${received}
+          from json_to_recordset((${text}::json) -> 'logs')
+            as x(level text, message text, context jsonb, source text, "timestamp" timestamptz)
+         cross join ${lockedProject(projectId)}`,
+    withIds,
+  );
+}
 
 function where(projectId: number, filters: LogFilters): SQL | undefined {
   return and(
@@ -53,43 +119,172 @@ function where(projectId: number, filters: LogFilters): SQL | undefined {
     filters.level ? eq(logs.level, filters.level) : undefined,
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,
-    // The search text is matched literally: %, _ and \ lose their LIKE meaning.
-    filters.search ? ilike(logs.message, `%${escapeLike(filters.search)}%`) : undefined,
+    filters.search ? ilike(logs.message, likePattern(filters.search)) : undefined,
     filters.patternId ? eq(logs.patternId, filters.patternId) : undefined,
-    filters.after
-      ? sql`(${logs.timestamp}, ${logs.id}) < (${timestamptz(filters.after.timestamp)}, ${filters.after.id}::bigint)`
-      : undefined,
+    ...(filters.after
+      ? [
+          sql`(${logs.timestamp}, ${logs.id}) < (${cursorTime(filters.after)}, ${filters.after.id}::bigint)`,
+          // Implied by the row comparison, but only this form lets PostgreSQL skip the partitions
+          // of the days after the cursor.
+          sql`${logs.timestamp} <= ${cursorTime(filters.after)}`,
+        ]
+      : []),
   );
 }
 
-export async function listLogs(db: DbTx, projectId: number, filters: LogFilters, limit: number, offset: number) {
-  const condition = where(projectId, filters);
-  // The count ignores the cursor: it is the size of the whole filtered list.
-  const countCondition = where(projectId, { ...filters, after: undefined });
-  const [rows, total] = await Promise.all([
-    db.select().from(logs).where(condition).orderBy(desc(logs.timestamp), desc(logs.id)).limit(limit).offset(offset),
-    countLogs(db, countCondition),
-  ]);
-  return { rows, ...total };
+/** The search text is matched literally: %, _ and \ lose their LIKE meaning. */
+function likePattern(search: string): string {
+  return `%${escapeLike(search)}%`;
+}
+
+function cursorTime(after: LogCursor): SQL {
+  return sql`${after.timestamp}::timestamptz`;
 }
 
 /**
- * Exact up to EXACT_COUNT_LIMIT (a count that stops there); past it, the planner's estimate of the
- * filtered rows, marked as such, so a million-row project answers as fast as a small one.
+ * The row as listed, with its timestamp to the microsecond as text for the cursor: a Date keeps
+ * milliseconds, and a cursor cut to the millisecond would skip the logs written (by SQL, by an
+ * import) in the rest of that millisecond.
  */
-async function countLogs(db: DbTx, condition: SQL | undefined) {
+const listed = {
+  ...getTableColumns(logs),
+  cursorTime: sql<string>`to_char(${logs.timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_time'),
+};
+
+export type ListedLog = Log & { cursorTime: string };
+
+export async function listLogs(db: DbTx, projectId: number, filters: LogFilters, limit: number, offset: number) {
+  // Counts ignore the cursor: they are the size of the whole filtered list.
+  const counted = where(projectId, { ...filters, after: undefined });
+  if (!filters.search) {
+    const [rows, total] = await Promise.all([
+      newestPage(db, where(projectId, filters), limit, offset),
+      estimate(db, counted).then((plan) => countLogs(db, counted, plan)),
+    ]);
+    return { rows, ...total };
+  }
+  return searchLogs(db, projectId, { ...filters, search: filters.search }, limit, offset);
+}
+
+function newestPage(db: DbTx, condition: SQL | undefined, limit: number, offset: number): Promise<ListedLog[]> {
+  return db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset);
+}
+
+/**
+ * A search, by the cheaper of two plans for the share of logs that match:
+ * - a common text: read the newest logs in index order (only the other filters narrow them) and
+ *   keep the matches; a page fills within a few hundred rows, whatever the size of the project;
+ * - a rare text: the trigram index finds every match, the newest are kept, and their number is
+ *   the exact count, for free.
+ * The share is the planner's estimate, which can be far off: a text common in other projects
+ * and absent from this one would have the first plan read the whole project. So that read is
+ * bounded, and a text that proves rare goes to the index after all.
+ */
+async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
+  const others = { ...filters, search: undefined };
+  const counted = where(projectId, { ...filters, after: undefined });
+  const [plan, unsearched] = await Promise.all([
+    estimate(db, counted),
+    estimate(db, where(projectId, { ...others, after: undefined })),
+  ]);
+  const share = plan.rows / Math.max(1, unsearched.rows);
+  if (share >= SEARCH_WALK_MIN_SHARE) {
+    const walkRows = Math.min(SEARCH_WALK_ROWS.max, Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / share)));
+    const [rows, total] = await Promise.all([
+      walkedPage(db, where(projectId, others), filters.search, walkRows, limit, offset),
+      countLogs(db, counted, plan, true),
+    ]);
+    if (rows.length === limit) return { rows, ...total };
+  }
+  const { rows, matched } = await indexedPage(db, projectId, filters, limit, offset);
+  if (matched !== undefined) return { rows, total: matched, estimated: false };
+  // The page is empty, so it carries no count: the cursor or the offset is past the last match.
+  return { rows, ...(await countLogs(db, counted, plan, true)) };
+}
+
+/** The matches among the `walkRows` newest logs that pass the other filters. */
+async function walkedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number, offset: number) {
+  const newest = db.select(listed).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
+  return db
+    .select()
+    .from(newest)
+    .where(ilike(newest.message, likePattern(search)))
+    .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
+    .limit(limit)
+    .offset(offset);
+}
+
+/**
+ * Every match through the trigram index, counted (the window runs before the cursor and the
+ * offset, so `matched` is the size of the whole filtered list), and the page of them asked for.
+ * Index scans (which would read the project in order) and sequential scans are turned off for
+ * the statement, leaving bitmap scans of the trigram index, and-ed with the b-trees. Without
+ * three letters or digits in a row the trigram index has nothing to look up, and forcing it
+ * would read all of it: the planner chooses then.
+ */
+async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
+  const all = db
+    .select({ ...listed, matched: sql<number>`count(*) over ()`.as('matched') })
+    .from(logs)
+    .where(where(projectId, { ...filters, after: undefined }))
+    .as('matching');
+  const after = filters.after;
+  const page = (tx: DbTx) =>
+    tx
+      .select()
+      .from(all)
+      .where(after ? sql`(${all.timestamp}, ${all.id}) < (${cursorTime(after)}, ${after.id}::bigint)` : undefined)
+      .orderBy(sql`${all.timestamp} desc nulls last`, sql`${all.id} desc nulls last`)
+      .limit(limit)
+      .offset(offset);
+  const found = /[\p{L}\p{N}]{3}/u.test(filters.search)
+    ? await withTransaction(db, async (tx) => {
+        await tx.execute(sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true)`);
+        return page(tx);
+      })
+    : await page(db);
+  const first = found[0];
+  return {
+    rows: found.map(({ matched: _, ...row }) => row),
+    matched: first ? Number(first.matched) : offset === 0 && !after ? 0 : undefined,
+  };
+}
+
+/**
+ * The size of the filtered list: exact when that is cheap, else the planner's estimate, marked
+ * as such, so that a million-row project answers as fast as a small one.
+ * - Far beyond EXACT_COUNT_LIMIT, the estimate is the answer.
+ * - Otherwise a count that stops at EXACT_COUNT_LIMIT + 1. Without a search it reads only an
+ *   index, so its cost is bounded; a search must read each candidate row, so it is counted only
+ *   when the planner expects that to be cheap (EXACT_COUNT_MAX_COST).
+ */
+async function countLogs(db: DbTx, condition: SQL | undefined, plan: Estimate, search = false) {
+  if (plan.rows > 10 * EXACT_COUNT_LIMIT || (search && plan.cost > EXACT_COUNT_MAX_COST)) {
+    return { total: plan.rows, estimated: true };
+  }
   const capped = db.select({ one: sql`1` }).from(logs).where(condition).limit(EXACT_COUNT_LIMIT + 1);
   const [row] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from (${capped}) as capped`);
   const exact = Number(row?.n ?? 0);
   if (exact <= EXACT_COUNT_LIMIT) return { total: exact, estimated: false };
-  const plan = await queryRows<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] | string }>(
+  return { total: Math.max(plan.rows, EXACT_COUNT_LIMIT + 1), estimated: true };
+}
+
+interface Estimate {
+  /** Rows the planner expects to match. */
+  rows: number;
+  /** Its cost of reading them all, in its units. */
+  cost: number;
+}
+
+async function estimate(db: DbTx, condition: SQL | undefined): Promise<Estimate> {
+  type Plan = { Plan: { 'Plan Rows': number; 'Total Cost': number } }[];
+  const result = await queryRows<{ 'QUERY PLAN': Plan | string }>(
     db,
     sql`explain (format json) ${db.select({ one: sql`1` }).from(logs).where(condition)}`,
   );
-  const raw = plan[0]?.['QUERY PLAN'];
-  const parsed = typeof raw === 'string' ? (JSON.parse(raw) as { Plan: { 'Plan Rows': number } }[]) : raw;
-  const estimate = Math.round(parsed?.[0]?.Plan['Plan Rows'] ?? 0);
-  return { total: Math.max(estimate, EXACT_COUNT_LIMIT + 1), estimated: true };
+  const raw = result[0]?.['QUERY PLAN'];
+  const plan = (typeof raw === 'string' ? (JSON.parse(raw) as Plan) : raw)?.[0]?.Plan;
+  return { rows: Math.round(plan?.['Plan Rows'] ?? 0), cost: plan?.['Total Cost'] ?? 0 };
 }
 
 /** A log the user may read: one of a project they are a member of. */

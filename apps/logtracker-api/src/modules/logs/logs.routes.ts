@@ -1,5 +1,6 @@
 import { requireActor } from '@repo/auth';
-import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
+import { AppError, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@repo/http';
+import type { FastifyRequest } from 'fastify';
 import { errorResponses } from '@repo/schemas';
 import { ProjectScopedParams } from '../projects/projects.schemas.js';
 import type { WriterAuth } from '../ingest-keys/writer-auth.js';
@@ -12,6 +13,7 @@ import {
   LogEnvelope,
   LogListEnvelope,
   LogParams,
+  plainBatch,
   presentLog,
 } from './logs.schemas.js';
 
@@ -71,35 +73,62 @@ export function logsRoutes(deps: {
       },
     );
 
-    app.post(
-      '/projects/:project_id/logs/batch',
-      {
-        bodyLimit: deps.batchMaxBytes,
-        config: { ingestKey: true },
-        onRequest: authenticateWriter,
-        // Counted before validation, so an oversized batch answers 413 without validating every entry.
-        preValidation: async (request) => {
-          const body = request.body as { logs?: unknown } | undefined;
-          if (body && Array.isArray(body.logs) && body.logs.length > deps.batchMaxEntries) {
-            throw new AppError('payload_too_large', `A batch holds at most ${deps.batchMaxEntries} entries`);
-          }
+    // Batches have a context of their own: their JSON parser also keeps the body's text, which
+    // a batch validated in its plainest form is stored from (see plainBatch).
+    await app.register(async (context) => {
+      const batches = context.withTypeProvider<ZodTypeProvider>();
+      const texts = new WeakMap<FastifyRequest, string>();
+      const plain = new WeakSet<object>();
+      const parseJson = batches.getDefaultJsonParser('error', 'error');
+      batches.removeContentTypeParser('application/json');
+      batches.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+        const text = typeof body === 'string' ? body : body.toString('utf8');
+        texts.set(request, text);
+        parseJson(request, text, done);
+      });
+
+      batches.post(
+        '/projects/:project_id/logs/batch',
+        {
+          bodyLimit: deps.batchMaxBytes,
+          config: { ingestKey: true },
+          onRequest: authenticateWriter,
+          // Counted before validation, so an oversized batch answers 413 without validating every entry.
+          preValidation: async (request) => {
+            const body = request.body as { logs?: unknown } | undefined;
+            if (body && Array.isArray(body.logs) && body.logs.length > deps.batchMaxEntries) {
+              throw new AppError('payload_too_large', `A batch holds at most ${deps.batchMaxEntries} entries`);
+            }
+          },
+          // plainBatch first; BatchBody (zod) for whatever it leaves, and for every error.
+          validatorCompiler: (route) => {
+            const full = batches.validatorCompiler!(route);
+            if (route.httpPart !== 'body') return full;
+            return (data) => {
+              const value = plainBatch(data);
+              if (!value) return full(data);
+              plain.add(value);
+              return { value };
+            };
+          },
+          schema: {
+            operationId: 'createLogBatch',
+            tags: ['logs'],
+            summary: 'Submit many log entries at once (a member, or an ingest key); validated whole, all stored or none',
+            description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored.`,
+            security: writerSecurity,
+            params: ProjectScopedParams,
+            body: BatchBody,
+            response: { 201: BatchEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
+          },
         },
-        schema: {
-          operationId: 'createLogBatch',
-          tags: ['logs'],
-          summary: 'Submit many log entries at once (a member, or an ingest key); validated whole, all stored or none',
-          description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored.`,
-          security: writerSecurity,
-          params: ProjectScopedParams,
-          body: BatchBody,
-          response: { 201: BatchEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
+        async (request, reply) => {
+          const text = plain.has(request.body) ? texts.get(request) : undefined;
+          const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, request.body.logs, text);
+          return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
         },
-      },
-      async (request, reply) => {
-        const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, request.body.logs);
-        return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
-      },
-    );
+      );
+    });
 
     app.get(
       '/logs/:id',

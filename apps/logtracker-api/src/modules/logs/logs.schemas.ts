@@ -62,31 +62,91 @@ export type LogEntryBody = z.infer<typeof LogEntryBody>;
 export const BatchBody = z.object({
   logs: z.array(LogEntryBody).min(1, 'Send at least one log entry'),
 });
+export type BatchBody = z.infer<typeof BatchBody>;
+
+const LEVELS: ReadonlySet<unknown> = new Set(LOG_LEVELS);
+
+/** The format logTime checks (z.iso.datetime's own pattern). */
+const ISO_INSTANT = z.regexes.datetime({ offset: true });
+
+/** A fractional second of at most microseconds: PostgreSQL reads it exactly as a Date would. */
+const FRACTION_WITHIN_MICROSECONDS = /(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)$/;
+
+/**
+ * BatchBody's answer for the batches ingestion sees all day, in a fraction of its time (zod
+ * walks each entry through a dozen checks and copies it: 8 ms for a thousand entries):
+ * the same checks written out, for batches whose every field is in its plainest form. It answers
+ * undefined for anything else (a failure, a source with spaces to trim, a timestamp finer than a
+ * microsecond), and BatchBody decides: it alone words errors. What it accepts, BatchBody
+ * accepts, with the same output; a test holds the two together.
+ *
+ * Being in plainest form also means the body's JSON text says exactly what was validated, so it
+ * can be stored as sent (see insertLogsJson).
+ */
+export function plainBatch(body: unknown): BatchBody | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const entries = (body as { logs?: unknown }).logs;
+  if (!Array.isArray(entries) || entries.length === 0) return undefined;
+  const logs: LogEntryBody[] = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const entry: unknown = entries[i];
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
+    const { level, message, context, timestamp, source } = entry as Record<string, unknown>;
+    if (!LEVELS.has(level)) return undefined;
+    if (typeof message !== 'string' || message.length < 1 || message.length > 65_536 || !noNul(message)) return undefined;
+    if (context !== undefined && context !== null) {
+      if (typeof context !== 'object' || Array.isArray(context) || contextProblem(context) !== undefined) return undefined;
+    }
+    let time: Date | undefined;
+    if (timestamp !== undefined) {
+      if (typeof timestamp !== 'string' || !ISO_INSTANT.test(timestamp) || !FRACTION_WITHIN_MICROSECONDS.test(timestamp)) {
+        return undefined;
+      }
+      time = new Date(timestamp);
+      if (!(time.getTime() >= MIN_TIME && time.getTime() < MAX_TIME)) return undefined;
+    }
+    if (source !== undefined && source !== null) {
+      if (typeof source !== 'string' || source.length < 1 || source.length > 255 || source.trim() !== source || !noNul(source)) {
+        return undefined;
+      }
+    }
+    logs[i] = {
+      level: level as LogEntryBody['level'],
+      message,
+      context: context as LogEntryBody['context'],
+      timestamp: time,
+      source: source as LogEntryBody['source'],
+    };
+  }
+  return { logs };
+}
 
 /** A position in the newest-first order: the last log of a page. Opaque to clients. */
 export interface LogCursor {
-  timestamp: Date;
+  /** The log's timestamp in UTC, ISO 8601 to the microsecond (PostgreSQL's precision). */
+  timestamp: string;
   id: number;
 }
 
 export function encodeCursor(c: LogCursor): string {
-  return Buffer.from(`${c.timestamp.toISOString()}|${c.id}`).toString('base64url');
+  return Buffer.from(`${c.timestamp}|${c.id}`).toString('base64url');
 }
+
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 const cursorParam = z
   .string()
   .max(200)
   .transform((value, ctx): LogCursor => {
-    const [time, id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
-    const timestamp = new Date(time ?? '');
+    const [time = '', id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
+    const t = CURSOR_TIME.test(time) ? Date.parse(time) : NaN;
     const n = Number(id);
-    const t = timestamp.getTime();
     // Out of range, an instant PostgreSQL cannot read would fail the query: refuse it here.
     if (Number.isNaN(t) || t < MIN_TIME || t >= MAX_TIME || !Number.isSafeInteger(n) || n < 1) {
       ctx.addIssue({ code: 'custom', message: 'Not a cursor this API gave out' });
       return z.NEVER;
     }
-    return { timestamp, id: n };
+    return { timestamp: time, id: n };
   });
 
 export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 })
@@ -129,7 +189,9 @@ export const LogListMeta = z.object({
   last_page: z.number().int(),
   total_is_estimate: z
     .boolean()
-    .describe('Counts are exact up to 10 000 matching logs; beyond, `total` and `last_page` are the planner\'s estimate'),
+    .describe(
+      'Whether `total` and `last_page` are the planner\'s estimate. Up to 10 000 matches they are counted exactly, unless the planner expects far more, or the list has a `search` that would cost more to count than to page',
+    ),
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
 });
 

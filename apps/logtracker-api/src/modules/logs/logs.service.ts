@@ -35,9 +35,24 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     }
   }
 
-  /** Stores rows in one transaction, then announces them (live tail, alerts) without waiting. */
-  async function store(projectId: number, rows: NewLog[]): Promise<IngestedLog[]> {
-    const ids = await repo.insertLogs(db, rows);
+  /** Stores rows in one statement, then announces them (live tail, alerts) without waiting. */
+  async function store(projectId: number, rows: NewLog[]) {
+    const withIds = events.wantsLogs(projectId);
+    return announce(projectId, rows, await repo.insertLogs(db, projectId, rows, withIds));
+  }
+
+  /**
+   * The project's own listeners (live tail) get the logs whole, ids included, when there are
+   * any; everyone else only needs their levels.
+   */
+  function announce(projectId: number, rows: NewLog[], inserted: repo.Inserted): IngestedLog[] | undefined {
+    // Nothing stored: the project was deleted since the writer was authorised.
+    if (inserted.count !== rows.length) throw AppError.notFound('Project');
+    const { ids } = inserted;
+    if (!ids) {
+      events.publishLevels(projectId, new Set(rows.map((row) => row.level)));
+      return undefined;
+    }
     const stored = rows.map((row, i) => ({
       id: ids[i] as number,
       projectId,
@@ -55,18 +70,26 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
   return {
     async create(writer: LogWriter, projectId: number, entry: LogEntryBody) {
       await authorizeWrite(writer, projectId);
-      const [log] = await store(projectId, [toRow(projectId, entry, new Date())]);
+      // The one log is answered with its id: it is always read back.
+      const row = toRow(projectId, entry, new Date());
+      const [log] = announce(projectId, [row], await repo.insertLogs(db, projectId, [row], true)) ?? [];
       if (!log) throw new Error('insert returned no log');
       return { ...log, patternId: null };
     },
 
-    async createBatch(writer: LogWriter, projectId: number, entries: LogEntryBody[]) {
+    /**
+     * `text` is the request's JSON, when its entries are in their plainest form (plainBatch):
+     * the database then reads the entries from it, and they are never serialised again.
+     */
+    async createBatch(writer: LogWriter, projectId: number, entries: LogEntryBody[], text?: string) {
       await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
-      await store(
-        projectId,
-        entries.map((e) => toRow(projectId, e, receivedAt)),
-      );
+      const rows = entries.map((e) => toRow(projectId, e, receivedAt));
+      if (text === undefined) {
+        await store(projectId, rows);
+      } else {
+        announce(projectId, rows, await repo.insertLogsJson(db, projectId, text, receivedAt, events.wantsLogs(projectId)));
+      }
       return { accepted: entries.length };
     },
 
@@ -101,7 +124,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
         meta: {
           ...pageMeta(page, per_page, total),
           total_is_estimate: estimated,
-          next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.timestamp, id: last.id }) : null,
+          next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.cursorTime, id: last.id }) : null,
         },
       };
     },

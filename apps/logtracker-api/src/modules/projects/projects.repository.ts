@@ -1,6 +1,7 @@
+import { withTransaction } from '@repo/db';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
+import { logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
 
 /** The project and the caller's role in it, or undefined when the caller is not a member. */
 export async function findForMember(db: DbTx, projectId: number, userId: number) {
@@ -77,6 +78,14 @@ export async function updateProject(
   return project;
 }
 
+/**
+ * The project, then its logs (which have no foreign key to cascade from, see insertLogs). In this
+ * order: deleting the project waits for the inserts holding its row, and the logs' delete, a
+ * statement later, sees what they committed.
+ */
 export async function deleteProject(db: DbTx, projectId: number) {
-  await db.delete(projects).where(eq(projects.id, projectId));
+  await withTransaction(db, async (tx) => {
+    await tx.delete(projects).where(eq(projects.id, projectId));
+    await tx.delete(logs).where(eq(logs.projectId, projectId));
+  });
 }

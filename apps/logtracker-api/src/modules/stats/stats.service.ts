@@ -25,14 +25,15 @@ export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?
       await deps.access.assertMember(actor, projectId);
       const { ms, bucketMs, granularity } = RANGE_SPEC[range];
       // The period ends with the rollup bucket that holds now, so it spans whole buckets.
-      const to = new Date(repo.alignDown(now(), granularity).getTime() + repo.granularityMs[granularity]);
+      const to = new Date(repo.alignDown(now(), granularity).getTime() + repo.grainMs[granularity]);
       const from = new Date(to.getTime() - ms);
       const previousFrom = new Date(from.getTime() - ms);
+      const bucketCount = Math.ceil(ms / bucketMs);
 
       const [levels, buckets, sources] = await Promise.all([
-        repo.countByLevel(deps.db, granularity, projectId, previousFrom, from, to),
-        repo.countsByBucket(deps.db, granularity, projectId, from, to),
-        repo.topSources(deps.db, granularity, projectId, from, to, 10),
+        repo.countByLevel(deps.db, projectId, previousFrom, from, to),
+        repo.seriesByLevel(deps.db, granularity, projectId, from, to, bucketMs, bucketCount),
+        repo.topSources(deps.db, projectId, from, to, 10),
       ]);
 
       const current = zeroCounts();
@@ -43,17 +44,13 @@ export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?
       }
 
       // Every bucket of the range appears, empty ones with zeros, so charts need no gap filling.
-      const bucketCount = Math.ceil(ms / bucketMs);
       const series = Array.from({ length: bucketCount }, (_, i) => ({
         start: iso(new Date(from.getTime() + i * bucketMs)),
         total: 0,
         ...zeroCounts(),
       }));
       for (const row of buckets) {
-        // The range starts on a whole rollup bucket, so its last series bucket may end a little
-        // before `to`: the newest minute (or hour) counts in the last bucket.
-        const index = Math.min(bucketCount - 1, Math.floor((new Date(row.bucket).getTime() - from.getTime()) / bucketMs));
-        const bucket = series[index];
+        const bucket = series[Number(row.slot)];
         if (!bucket) continue;
         bucket[row.level] += Number(row.n);
         bucket.total += Number(row.n);
