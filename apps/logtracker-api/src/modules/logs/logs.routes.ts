@@ -1,9 +1,9 @@
 import { requireActor } from '@repo/auth';
 import { AppError, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@repo/http';
-import type { FastifyRequest } from 'fastify';
 import { errorResponses } from '@repo/schemas';
 import { ProjectScopedParams } from '../projects/projects.schemas.js';
 import type { WriterAuth } from '../ingest-keys/writer-auth.js';
+import { BatchText, readBody, scanBatch, validatePlain } from './batch-text.js';
 import type { LogsService } from './logs.service.js';
 import {
   BatchBody,
@@ -13,7 +13,6 @@ import {
   LogEnvelope,
   LogListEnvelope,
   LogParams,
-  plainBatch,
   presentLog,
 } from './logs.schemas.js';
 
@@ -73,18 +72,20 @@ export function logsRoutes(deps: {
       },
     );
 
-    // Batches have a context of their own: their JSON parser also keeps the body's text, which
-    // a batch validated in its plainest form is stored from (see plainBatch).
+    // Batches have a context of their own: their JSON parser keeps the body as bytes cut into
+    // entries (BatchText), validated and stored a slice at a time when each is in its plainest
+    // form; any other body is parsed whole and validated the ordinary way.
     await app.register(async (context) => {
       const batches = context.withTypeProvider<ZodTypeProvider>();
-      const texts = new WeakMap<FastifyRequest, string>();
-      const plain = new WeakSet<object>();
       const parseJson = batches.getDefaultJsonParser('error', 'error');
       batches.removeContentTypeParser('application/json');
-      batches.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-        const text = typeof body === 'string' ? body : body.toString('utf8');
-        texts.set(request, text);
-        parseJson(request, text, done);
+      batches.addContentTypeParser('application/json', (request, payload, done) => {
+        readBody(payload, Number(request.headers['content-length']), deps.batchMaxBytes).then((bytes) => {
+          const cut = scanBatch(bytes);
+          // Too many entries: preValidation answers 413 without reading them.
+          if (cut && (cut.count > deps.batchMaxEntries || validatePlain(cut))) return done(null, cut);
+          parseJson(request, bytes.toString('utf8'), done);
+        }, done);
       });
 
       batches.post(
@@ -95,21 +96,18 @@ export function logsRoutes(deps: {
           onRequest: authenticateWriter,
           // Counted before validation, so an oversized batch answers 413 without validating every entry.
           preValidation: async (request) => {
-            const body = request.body as { logs?: unknown } | undefined;
-            if (body && Array.isArray(body.logs) && body.logs.length > deps.batchMaxEntries) {
+            const body = request.body as BatchText | { logs?: unknown } | undefined;
+            const count = body instanceof BatchText ? body.count : body && Array.isArray(body.logs) ? body.logs.length : 0;
+            if (count > deps.batchMaxEntries) {
               throw new AppError('payload_too_large', `A batch holds at most ${deps.batchMaxEntries} entries`);
             }
           },
-          // plainBatch first; BatchBody (zod) for whatever it leaves, and for every error.
+          // A cut body the parser found valid in its plainest form passes as it is; any other body,
+          // and every error, is BatchBody's (zod) to judge.
           validatorCompiler: (route) => {
             const full = batches.validatorCompiler!(route);
             if (route.httpPart !== 'body') return full;
-            return (data) => {
-              const value = plainBatch(data);
-              if (!value) return full(data);
-              plain.add(value);
-              return { value };
-            };
+            return (data) => (data instanceof BatchText && data.levels ? { value: data } : full(data));
           },
           schema: {
             operationId: 'createLogBatch',
@@ -123,8 +121,8 @@ export function logsRoutes(deps: {
           },
         },
         async (request, reply) => {
-          const text = plain.has(request.body) ? texts.get(request) : undefined;
-          const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, request.body.logs, text);
+          const body = request.body as BatchBody | BatchText;
+          const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, body);
           return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
         },
       );

@@ -6,7 +6,8 @@ import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
 import * as repo from './logs.repository.js';
-import { encodeCursor, type ListLogsQuery, type LogEntryBody } from './logs.schemas.js';
+import { BatchText } from './batch-text.js';
+import { encodeCursor, type BatchBody, type ListLogsQuery, type LogEntryBody } from './logs.schemas.js';
 
 /** Who submits logs: a signed-in member, or an ingest key bound to one project. */
 export type LogWriter = { kind: 'user'; actor: Actor } | { kind: 'ingest-key'; key: IngestPrincipal };
@@ -78,18 +79,20 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     },
 
     /**
-     * `text` is the request's JSON, when its entries are in their plainest form (plainBatch):
-     * the database then reads the entries from it, and they are never serialised again.
+     * A batch cut and validated in its plainest form (BatchText) is stored from its own text a
+     * slice at a time; its entries become objects only for a live tail, which shows them.
      */
-    async createBatch(writer: LogWriter, projectId: number, entries: LogEntryBody[], text?: string) {
+    async createBatch(writer: LogWriter, projectId: number, body: BatchBody | BatchText) {
       await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
-      const rows = entries.map((e) => toRow(projectId, e, receivedAt));
-      if (text === undefined) {
-        await store(projectId, rows);
-      } else {
-        announce(projectId, rows, await repo.insertLogsJson(db, projectId, text, receivedAt, events.wantsLogs(projectId)));
+      if (body instanceof BatchText && body.levels && !events.wantsLogs(projectId)) {
+        const inserted = await repo.insertLogsJson(db, projectId, body, receivedAt, false);
+        if (inserted.count !== body.count) throw AppError.notFound('Project');
+        events.publishLevels(projectId, body.levels);
+        return { accepted: body.count };
       }
+      const entries = body instanceof BatchText ? body.entries() : body.logs;
+      await store(projectId, entries.map((e) => toRow(projectId, e, receivedAt)));
       return { accepted: entries.length };
     },
 
