@@ -379,6 +379,33 @@ describe('search over many logs', () => {
     expect(beyond.meta).toMatchObject({ total: 8, total_is_estimate: false });
   });
 
+  it('pages a word common in older logs and sparse among the newest, every match once', async () => {
+    // A quarter of the logs match overall, so the list starts with a walk of the newest; among
+    // the newest 4 000 only one in 50 does, so the first walk comes short and a longer one follows.
+    const sparse = (await createProject(t, owner)).id;
+    const base = Date.now() - 7_200_000;
+    const messages = Array.from({ length: 8_000 }, (_, i) =>
+      (i < 4_000 ? i % 50 === 3 : i % 2 === 0) ? `Upstream timeout after ${i} ms` : `Request ${i} served`,
+    );
+    const created = [];
+    for (let start = 0; start < messages.length; start += 1_000) {
+      created.push(
+        ...(await createLogs(
+          t,
+          sparse,
+          messages.slice(start, start + 1_000).map((message, i) => ({ message, timestamp: new Date(base - (start + i) * 1000) })),
+        )),
+      );
+    }
+    await t.database.db.execute(sql`analyze logs`);
+    const wanted = created.filter((l) => l.message.includes('timeout')).map((l) => l.message);
+    const first = (await list(sparse, 'search=timeout&per_page=50')).json();
+    expect(first.data.map((l: { message: string }) => l.message)).toEqual(wanted.slice(0, 50));
+    expect(first.meta.total).toBeGreaterThanOrEqual(50);
+    const { messages: all } = await walk(sparse, 'timeout', 500);
+    expect(all).toEqual(wanted);
+  }, 120_000);
+
   it('combines a search shorter than a trigram with a level', async () => {
     const response = await list(mine, 'search=ms&level=info&per_page=500');
     expect(response.json().data.map((l: { message: string }) => l.message)).toEqual(

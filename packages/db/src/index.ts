@@ -45,6 +45,33 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
   close(): Promise<void>;
 }
 
+/**
+ * The client with every statement that has parameters prepared (named, kept per connection): Drizzle
+ * runs its queries unprepared, and postgres.js then needs a round trip to learn the parameter
+ * types before each execution. Prepared, a statement costs one round trip, and PostgreSQL parses
+ * it once per connection. Plans stay custom (plan_cache_mode above). The cache lives as long as
+ * its connection, which postgres.js replaces after 30 to 60 minutes (max_lifetime).
+ */
+function preparing(client: postgres.Sql): postgres.Sql {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
+          target.unsafe(query, params as never, { ...options, prepare: true });
+      }
+      if (property === 'begin') {
+        return (...args: unknown[]) => {
+          const callback = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          return (target.begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
+            callback(preparing(tx as unknown as postgres.Sql) as unknown as postgres.TransactionSql),
+          );
+        };
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+}
+
 /** Gives a Drizzle database over postgres.js (with a URL) or PGlite (file or memory). */
 export async function createDatabase<S extends Record<string, unknown>>(
   options: DatabaseOptions<S>,
@@ -58,7 +85,7 @@ export async function createDatabase<S extends Record<string, unknown>>(
       // 10–60× slower. Planning for the actual values costs a fraction of a millisecond.
       connection: { application_name: 'api', plan_cache_mode: 'force_custom_plan' },
     });
-    const db = drizzlePostgres(client, { schema: options.schema }) as unknown as Database<S>;
+    const db = drizzlePostgres(preparing(client), { schema: options.schema }) as unknown as Database<S>;
     return {
       db,
       driver: 'postgres',

@@ -230,13 +230,22 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
   ]);
   const share = plan.rows / Math.max(1, unsearched.rows);
   if (share >= SEARCH_WALK_MIN_SHARE) {
-    const walkRows = Math.min(SEARCH_WALK_ROWS.max, Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / share)));
-    const [rows, total] = await Promise.all([
+    const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
+    const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
+    const [walked, total] = await Promise.all([
       walkedPage(db, where(projectId, others), filters.search, walkRows, limit, offset),
       countLogs(db, counted, plan, true),
     ]);
     // An estimate below what the page itself shows would be a last page before the last.
-    if (rows.length === limit) return { rows, ...total, total: Math.max(total.total, offset + limit) };
+    const answer = (rows: ListedLog[]) => ({ rows, ...total, total: Math.max(total.total, offset + limit) });
+    if (walked.rows.length === limit) return answer(walked.rows);
+    // Matches, but fewer among the newest logs than estimated: one longer walk, sized by the
+    // share just seen, when it stays within bounds.
+    const seen = walked.matched / walkRows;
+    if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
+      const longer = await walkedPage(db, where(projectId, others), filters.search, rowsFor(seen), limit, offset);
+      if (longer.rows.length === limit) return answer(longer.rows);
+    }
   }
   const { rows, matched } = await indexedPage(db, projectId, filters, limit, offset);
   if (matched !== undefined) return { rows, total: matched, estimated: false };
@@ -244,16 +253,20 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
   return { rows, ...(await countLogs(db, counted, plan, true)) };
 }
 
-/** The matches among the `walkRows` newest logs that pass the other filters. */
+/**
+ * The matches among the `walkRows` newest logs that pass the other filters: the page asked for,
+ * and how many there were in all (0 when the page is empty: the offset may have passed them).
+ */
 async function walkedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number, offset: number) {
   const newest = db.select(listed).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
-  return db
-    .select()
+  const found = await db
+    .select({ ...newest._.selectedFields, matched: sql<number>`count(*) over ()`.as('matched') })
     .from(newest)
     .where(ilike(newest.message, likePattern(search)))
     .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
     .limit(limit)
     .offset(offset);
+  return { rows: found.map(({ matched: _, ...row }) => row as ListedLog), matched: Number(found[0]?.matched ?? 0) };
 }
 
 /**

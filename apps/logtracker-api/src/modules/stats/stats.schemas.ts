@@ -4,10 +4,14 @@ import { z } from 'zod';
 export const TIME_RANGES = ['1h', '24h', '7d', '30d'] as const;
 export type TimeRange = (typeof TIME_RANGES)[number];
 
-/** The length of each range, the bucket its series is cut into, and the rollup it reads. */
+/**
+ * The length of each range, the bucket its series is cut into, and the rollup it reads. A range
+ * ends with the rollup bucket that holds now; 24 hours read whole hours (24 rows a level, where
+ * minutes would be 1 440), so their hourly series buckets are whole UTC hours.
+ */
 export const RANGE_SPEC: Record<TimeRange, { ms: number; bucketMs: number; granularity: 'minute' | 'hour' }> = {
   '1h': { ms: 3_600_000, bucketMs: 5 * 60_000, granularity: 'minute' },
-  '24h': { ms: 86_400_000, bucketMs: 3_600_000, granularity: 'minute' },
+  '24h': { ms: 86_400_000, bucketMs: 3_600_000, granularity: 'hour' },
   '7d': { ms: 7 * 86_400_000, bucketMs: 6 * 3_600_000, granularity: 'hour' },
   '30d': { ms: 30 * 86_400_000, bucketMs: 86_400_000, granularity: 'hour' },
 };
