@@ -465,7 +465,7 @@ async function measureMemory(service, projectId, ingestKey) {
   return {
     row: [
       `memory: RSS growth over ${MEMORY_BATCHES} batches of ${mib(size)} MiB (5 000 entries) after a first one${peakReset ? ', at peak' : ''}`,
-      `+${mib(growth)} MiB = ${(growth / size).toFixed(1)}× the batch (RSS ${mib(before.rss)} → peak ${mib(peak)} → ${mib(after.rss)} MiB)`,
+      `${growth < 0 ? '−' : '+'}${mib(Math.abs(growth))} MiB = ${(Math.max(0, growth) / size).toFixed(1)}× the batch (RSS ${mib(before.rss)} → peak ${mib(peak)} → ${mib(after.rss)} MiB)`,
       `≤ ${MEMORY_TARGET_MULTIPLE}× the batch`,
       pass(growth <= MEMORY_TARGET_MULTIPLE * size),
     ],

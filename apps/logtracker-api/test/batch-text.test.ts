@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@repo/db';
 import { Readable } from 'node:stream';
-import { SLICE_BYTES, readBody, scanBatch, validatePlain } from '../src/modules/logs/batch-text.js';
+import { SLICE_BYTES, createBodyPool, readBody, scanBatch, validatePlain } from '../src/modules/logs/batch-text.js';
 import { buildTestApp, createProject, createUser, expectError, type TestApp, type TestUser } from './helpers.js';
 
 let t: TestApp;
@@ -104,6 +104,45 @@ describe('readBody', () => {
   });
 });
 
+describe('createBodyPool', () => {
+  const MiB = 1024 * 1024;
+
+  it('lends one buffer to big bodies, again once given back', () => {
+    const pool = createBodyPool(4 * MiB);
+    const first = pool.take(2 * MiB);
+    expect(first.length).toBe(2 * MiB);
+    pool.give(first);
+    const second = pool.take(3 * MiB);
+    expect(second.buffer).toBe(first.buffer);
+    expect(second.length).toBe(3 * MiB);
+  });
+
+  it('gives fresh memory to a big body while the buffer is lent, and keeps one buffer only', () => {
+    const pool = createBodyPool(4 * MiB);
+    const a = pool.take(2 * MiB);
+    const b = pool.take(2 * MiB);
+    expect(b.buffer).not.toBe(a.buffer);
+    pool.give(a);
+    pool.give(b);
+    expect(pool.take(2 * MiB).buffer).toBe(a.buffer);
+    expect(pool.take(2 * MiB).buffer).not.toBe(b.buffer);
+  });
+
+  it('never lends for small bodies, and ignores buffers it did not lend or already took back', () => {
+    const pool = createBodyPool(4 * MiB);
+    const small = pool.take(1_000);
+    pool.give(small);
+    pool.give(Buffer.alloc(4 * MiB));
+    const big = pool.take(2 * MiB);
+    expect(big.buffer).not.toBe(small.buffer);
+    pool.give(big);
+    pool.give(big);
+    const again = pool.take(2 * MiB);
+    expect(again.buffer).toBe(big.buffer);
+    expect(pool.take(2 * MiB).buffer).not.toBe(big.buffer);
+  });
+});
+
 describe('validatePlain', () => {
   it('passes plain entries and records their levels', () => {
     const batch = cut(JSON.stringify({ logs: [{ level: 'info', message: 'a' }, { level: 'error', message: 'b', source: 'api' }] }));
@@ -171,6 +210,28 @@ describe('POST …/logs/batch with a batch of many slices', () => {
     const text = JSON.stringify({ logs: entries(2_000) }).replace('"entry 1900 ', '"entry 1900 \\q');
     expectError(await post(id, text), 400, 'bad_request');
     expect(await countOf(id)).toBe(0);
+  });
+
+  it('stores big batches in a row and at once, each its own entries (a reused body buffer leaks nothing)', async () => {
+    const { id } = await createProject(t, owner);
+    const batch = (tag: string, n: number) =>
+      JSON.stringify({ logs: Array.from({ length: n }, (_, i) => ({ level: 'info', message: `${tag} ${i} ${'q'.repeat(900)}` })) });
+    expect((await post(id, batch('first', 1_500))).statusCode).toBe(201);
+    expect((await post(id, batch('second', 1_200))).statusCode).toBe(201);
+    const together = await Promise.all([post(id, batch('third', 1_300)), post(id, batch('fourth', 1_100))]);
+    expect(together.map((r) => r.statusCode)).toEqual([201, 201]);
+    const rows = await queryRows<{ tag: string; n: number; longest: number }>(
+      t.database.db,
+      sql`select split_part(message, ' ', 1) as tag, count(*)::int as n, max(length(message))::int as longest
+            from logs where project_id = ${id} group by 1 order by 1`,
+    );
+    expect(rows.map((r) => [r.tag, r.n])).toEqual([
+      ['first', 1_500],
+      ['fourth', 1_100],
+      ['second', 1_200],
+      ['third', 1_300],
+    ]);
+    expect(Math.max(...rows.map((r) => r.longest))).toBeLessThan(920);
   });
 
   it('stores a batch taking the zod path (a source to trim) across slices too', async () => {

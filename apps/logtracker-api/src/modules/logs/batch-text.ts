@@ -186,13 +186,18 @@ type BodyStream = NodeJS.ReadableStream & { receivedEncodedLength?: number };
  * (chunked encoding) the chunks are joined at the end. Refuses, as Fastify's own reader does, a
  * body over `limit` (413) and one whose length differs from the declared one (400).
  */
-export function readBody(payload: BodyStream, declaredLength: number, limit: number): Promise<Buffer> {
+export function readBody(
+  payload: BodyStream,
+  declaredLength: number,
+  limit: number,
+  allocate: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length),
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new AppError('payload_too_large', 'The request body is too large');
     const mismatch = () => new AppError('bad_request', 'The Content-Length header does not match the body');
     if (declaredLength > limit) return reject(tooLarge());
     const declared = Number.isInteger(declaredLength) && declaredLength >= 0;
-    const buffer = declared ? Buffer.allocUnsafe(declaredLength) : undefined;
+    const buffer = declared ? allocate(declaredLength) : undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     const stop = (error?: Error, body?: Buffer) => {
@@ -226,3 +231,37 @@ export function readBody(payload: BodyStream, declaredLength: number, limit: num
     payload.resume();
   });
 }
+
+/** Bodies from this size on are read into the pool's buffer. */
+const POOLED_FROM = 1024 * 1024;
+
+/**
+ * One buffer of the largest body size, lent to one big body at a time and taken back when its
+ * request is done with it. A big body read into fresh memory leaves that memory to the garbage
+ * collector, which frees it only at its next full collection: a few big batches in a row held
+ * several times their size. A second big body while the buffer is lent gets fresh memory, and
+ * one never given back (a request that failed on the way) is simply collected.
+ */
+export function createBodyPool(capacity: number) {
+  let spare: Buffer | undefined;
+  const lent = new WeakSet<Buffer>();
+  return {
+    /** A buffer of `length` bytes; from the pool when the body is big. */
+    take(length: number): Buffer {
+      if (length < POOLED_FROM || length > capacity) return Buffer.allocUnsafe(length);
+      const whole = spare ?? Buffer.allocUnsafeSlow(capacity);
+      spare = undefined;
+      const view = whole.subarray(0, length);
+      lent.add(view);
+      return view;
+    },
+    /** Takes back a buffer `take` lent; nothing may read it afterwards. Anything else is ignored. */
+    give(view: Buffer): void {
+      if (!lent.has(view)) return;
+      lent.delete(view);
+      spare ??= Buffer.from(view.buffer, view.byteOffset, capacity);
+    },
+  };
+}
+
+export type BodyPool = ReturnType<typeof createBodyPool>;

@@ -342,13 +342,21 @@ async function estimate(db: DbTx, condition: SQL | undefined): Promise<Estimate>
   return { rows: Math.round(plan?.['Plan Rows'] ?? 0), cost: plan?.['Total Cost'] ?? 0 };
 }
 
-/** A log the user may read: one of a project they are a member of. */
-export async function findLogForMember(db: DbTx, logId: number, userId: number) {
+/** The columns of a log, read from the row that log_for_member answers (aliased `l`). */
+const fromFunction = Object.fromEntries(
+  Object.entries(getTableColumns(logs)).map(([key, column]) => [key, sql.raw(`l."${column.name}"`).mapWith(column)]),
+) as { [K in keyof Log]: SQL.Aliased<Log[K]> | SQL<Log[K]> };
+
+/**
+ * A log the user may read: one of a project they are a member of. An id says nothing of the day
+ * a log belongs to, so the lookup probes every daily partition; log_for_member (migration 0007)
+ * keeps its plan for the session, where planning it afresh over every partition cost more than
+ * running it.
+ */
+export async function findLogForMember(db: DbTx, logId: number, userId: number): Promise<Log | undefined> {
   const [row] = await db
-    .select({ log: logs })
-    .from(logs)
-    .innerJoin(projectMembers, and(eq(projectMembers.projectId, logs.projectId), eq(projectMembers.userId, userId)))
-    .where(eq(logs.id, logId))
+    .select(fromFunction)
+    .from(sql`log_for_member(${logId}::bigint, ${userId}::int) as l`)
     .limit(1);
-  return row?.log;
+  return row as Log | undefined;
 }

@@ -3,7 +3,7 @@ import { AppError, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@rep
 import { errorResponses } from '@repo/schemas';
 import { ProjectScopedParams } from '../projects/projects.schemas.js';
 import type { WriterAuth } from '../ingest-keys/writer-auth.js';
-import { BatchText, readBody, scanBatch, validatePlain } from './batch-text.js';
+import { BatchText, createBodyPool, readBody, scanBatch, validatePlain } from './batch-text.js';
 import type { LogsService } from './logs.service.js';
 import {
   BatchBody,
@@ -79,12 +79,17 @@ export function logsRoutes(deps: {
       const batches = context.withTypeProvider<ZodTypeProvider>();
       const parseJson = batches.getDefaultJsonParser('error', 'error');
       batches.removeContentTypeParser('application/json');
+      // Big bodies are read into a buffer lent by the pool, given back once the handler is done
+      // with it (or here, once the body is parsed the ordinary way).
+      const pool = createBodyPool(deps.batchMaxBytes);
       batches.addContentTypeParser('application/json', (request, payload, done) => {
-        readBody(payload, Number(request.headers['content-length']), deps.batchMaxBytes).then((bytes) => {
+        readBody(payload, Number(request.headers['content-length']), deps.batchMaxBytes, pool.take).then((bytes) => {
           const cut = scanBatch(bytes);
           // Too many entries: preValidation answers 413 without reading them.
           if (cut && (cut.count > deps.batchMaxEntries || validatePlain(cut))) return done(null, cut);
-          parseJson(request, bytes.toString('utf8'), done);
+          const text = bytes.toString('utf8');
+          pool.give(bytes);
+          parseJson(request, text, done);
         }, done);
       });
 
@@ -122,8 +127,12 @@ export function logsRoutes(deps: {
         },
         async (request, reply) => {
           const body = request.body as BatchBody | BatchText;
-          const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, body);
-          return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
+          try {
+            const result = await deps.logs.createBatch(writerOf(request), request.params.project_id, body);
+            return reply.status(201).send({ data: result, message: `${result.accepted} logs stored` });
+          } finally {
+            if (body instanceof BatchText) pool.give(body.bytes);
+          }
         },
       );
     });
