@@ -5,7 +5,8 @@
 //      BENCH_PGLITE=1, the embedded PGlite (the targets are for PostgreSQL; a smaller data set).
 //   2. The app (`node dist/server.js`) on it; a user, a big project and 4 others, an ingest key.
 //   3. The data set, generated server-side with INSERT … SELECT: BENCH_LOGS logs (default 1 000 000)
-//      in each of the 5 projects. The app is then restarted, so that its start-up maintenance
+//      in each of the 5 projects, over 30 days, each day in its own daily partition as on a
+//      deployment that has kept them. The app is then restarted, so that its start-up maintenance
 //      (rollup compaction) runs before anything is measured, as it would have in production over
 //      the days the data stands for; then VACUUM ANALYZE.
 //   4. Reads against the big project, before any ingest adds to it: sequential requests on a
@@ -562,6 +563,12 @@ async function main() {
   if (!ONLY.has('reads')) {
     loaded = { total: 0, insertSeconds: 0 };
   } else if (onPostgres) {
+    // The daily partitions a deployment that kept its 30 days has, so that the data set's days
+    // sit in their own partitions (not in logs_default) and every query plans over all of them.
+    const [{ created }] = await sql`
+      select logs_ensure_partitions((now() at time zone 'UTC')::date - 31, (now() at time zone 'UTC')::date + 7) as created`;
+    const [{ partitions }] = await sql`select count(*)::int as partitions from pg_inherits where inhparent = 'logs'::regclass`;
+    log(`${created} daily partitions created for the data set's days: ${partitions} partitions in all`);
     log(`loading ${fmt(LOGS_PER_PROJECT)} logs into each of ${projectIds.length} projects with INSERT … SELECT`);
     loaded = await loadWithSql(sql, projectIds);
     log('restarting the app (its start-up maintenance compacts the rollups)');
