@@ -13,7 +13,7 @@ const DAY_MS = 86_400_000;
  * of their previous periods (two days back at most), hours and days the 30d range and its
  * previous period (sixty days).
  */
-const ROLLUP_KEEP_MS: Record<RollupGrain, number> = { minute: 3 * DAY_MS, hour: 62 * DAY_MS, day: 62 * DAY_MS };
+export const ROLLUP_KEEP_MS: Record<RollupGrain, number> = { minute: 3 * DAY_MS, hour: 62 * DAY_MS, day: 62 * DAY_MS };
 
 export interface MaintenanceResult {
   partitionsCreated: number;

@@ -1,7 +1,8 @@
 import { escapeLike, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
 import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, newestFirst, projectMembers, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import { ROLLUP_KEEP_MS } from '../../jobs/maintenance.js';
+import { logLevelCounts, logs, newestFirst, projects, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
 import { SLICE_BYTES, type BatchText } from './batch-text.js';
 import type { LogCursor } from './logs.schemas.js';
 
@@ -194,13 +195,37 @@ const listed = {
 
 export type ListedLog = Log & { cursorTime: string };
 
+/** Days of logs the daily rollups cover for certain: they are kept 62 days (maintenance), with a margin. */
+const ROLLUP_DAYS = Math.floor(ROLLUP_KEEP_MS.day / 86_400_000) - 2;
+
+/**
+ * The exact size of a list filtered by level at most, summed from the daily rollups, which the
+ * log triggers keep exact: a read of a few dozen rows where counting the logs plans over every
+ * partition. Undefined when the rollups may not cover the project's logs (a retention longer than
+ * they are kept), or the list has other filters.
+ */
+async function rollupCount(db: DbTx, projectId: number, filters: LogFilters): Promise<number | undefined> {
+  if (filters.from || filters.to || filters.search || filters.patternId) return undefined;
+  const [row] = await queryRows<{ n: number | string | null }>(
+    db,
+    sql`select case when p.retention_days <= ${ROLLUP_DAYS} then
+                 (select coalesce(sum(c.count), 0) from ${logLevelCounts} c
+                   where c.project_id = p.id and c.grain = 'day' ${filters.level ? sql`and c.level = ${filters.level}` : sql``})
+               end as n
+          from ${projects} p where p.id = ${projectId}`,
+  );
+  return row?.n === null || row?.n === undefined ? undefined : Number(row.n);
+}
+
 export async function listLogs(db: DbTx, projectId: number, filters: LogFilters, limit: number, offset: number) {
   // Counts ignore the cursor: they are the size of the whole filtered list.
   const counted = where(projectId, { ...filters, after: undefined });
   if (!filters.search) {
     const [rows, total] = await Promise.all([
       newestPage(db, where(projectId, filters), limit, offset),
-      estimate(db, counted).then((plan) => countLogs(db, counted, plan)),
+      rollupCount(db, projectId, filters).then(async (exact) =>
+        exact === undefined ? countLogs(db, counted, await estimate(db, counted)) : { total: exact, estimated: false },
+      ),
     ]);
     return { rows, ...total };
   }
@@ -226,7 +251,9 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
   const counted = where(projectId, { ...filters, after: undefined });
   const [plan, unsearched] = await Promise.all([
     estimate(db, counted),
-    estimate(db, where(projectId, { ...others, after: undefined })),
+    rollupCount(db, projectId, others).then(async (exact) =>
+      exact === undefined ? estimate(db, where(projectId, { ...others, after: undefined })) : { rows: exact, cost: 0 },
+    ),
   ]);
   const share = plan.rows / Math.max(1, unsearched.rows);
   if (share >= SEARCH_WALK_MIN_SHARE) {

@@ -190,7 +190,7 @@ export const LogListMeta = z.object({
   total_is_estimate: z
     .boolean()
     .describe(
-      'Whether `total` and `last_page` are the planner\'s estimate. Up to 10 000 matches they are counted exactly, unless the planner expects far more, or the list has a `search` that would cost more to count than to page',
+      'Whether `total` and `last_page` are the planner\'s estimate. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more, or the list has a `search` that would cost more to count than to page',
     ),
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
 });
