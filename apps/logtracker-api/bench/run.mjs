@@ -512,7 +512,6 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
   } else {
     rows.push(['batch ingest: log tracker / bare endpoint', 'n/a: the bare endpoint needs PostgreSQL', `≥ ${TARGETS.ratio * 100} %`, '—']);
   }
-
 }
 
 // --- the run -------------------------------------------------------------------------------------

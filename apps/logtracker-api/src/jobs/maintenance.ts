@@ -3,17 +3,11 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
-import type { RollupGrain } from '../db/schema/index.js';
+import { ROLLUP_KEEP_DAYS } from '../db/schema/index.js';
 import type { JobLogger } from './retention.js';
 
 const DAY_MS = 86_400_000;
 
-/**
- * How long rollup rows are kept, per grain: minutes make the ends of the 1h and 24h ranges and
- * of their previous periods (two days back at most), hours and days the 30d range and its
- * previous period (sixty days).
- */
-export const ROLLUP_KEEP_MS: Record<RollupGrain, number> = { minute: 3 * DAY_MS, hour: 62 * DAY_MS, day: 62 * DAY_MS };
 
 export interface MaintenanceResult {
   partitionsCreated: number;
@@ -94,8 +88,8 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
     ] as const) {
       const table = sql.raw(rollup);
       const column = sql.raw(key);
-      for (const [grain, keepMs] of Object.entries(ROLLUP_KEEP_MS)) {
-        await db.execute(sql`delete from ${table} where grain = ${grain} and bucket < ${timestamptz(new Date(now().getTime() - keepMs))}`);
+      for (const [grain, keepDays] of Object.entries(ROLLUP_KEEP_DAYS)) {
+        await db.execute(sql`delete from ${table} where grain = ${grain} and bucket < ${timestamptz(new Date(now().getTime() - keepDays * DAY_MS))}`);
       }
       // Only buckets with rows appended since the last pass (the partial index finds them) are
       // merged, into one row per key. Buckets closed for a minute are final except for

@@ -263,5 +263,3 @@ export function createBodyPool(capacity: number) {
     },
   };
 }
-
-export type BodyPool = ReturnType<typeof createBodyPool>;

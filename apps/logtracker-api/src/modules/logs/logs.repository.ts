@@ -1,8 +1,7 @@
 import { escapeLike, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
 import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { ROLLUP_KEEP_MS } from '../../jobs/maintenance.js';
-import { logLevelCounts, logs, newestFirst, projects, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
+import { logLevelCounts, logs, newestFirst, projects, ROLLUP_KEEP_DAYS, type Log, type LogLevel, type NewLog } from '../../db/schema/index.js';
 import { SLICE_BYTES, type BatchText } from './batch-text.js';
 import type { LogCursor } from './logs.schemas.js';
 
@@ -137,7 +136,7 @@ export function insertLogs(db: DbTx, projectId: number, rows: NewLog[], withIds:
  * is the time received. Unknown fields are ignored, as validation strips them. All rows or none
  * are stored; nothing when the project is gone.
  */
-export function insertLogsJson(db: DbTx, projectId: number, batch: BatchText, receivedAt: Date, withIds: boolean): Promise<Inserted> {
+export function insertLogsJson(db: DbTx, projectId: number, batch: BatchText, receivedAt: Date): Promise<Inserted> {
   const received = timestamptz(receivedAt);
   const texts = (function* () {
     for (const slice of batch.slices()) yield slice.text;
@@ -151,7 +150,7 @@ export function insertLogsJson(db: DbTx, projectId: number, batch: BatchText, re
           from json_to_recordset(${json}::json)
             as x(level text, message text, context jsonb, source text, "timestamp" timestamptz)
          cross join ${lockedProject(projectId)}`,
-    withIds,
+    false,
   );
 }
 
@@ -196,7 +195,7 @@ const listed = {
 export type ListedLog = Log & { cursorTime: string };
 
 /** Days of logs the daily rollups cover for certain: they are kept 62 days (maintenance), with a margin. */
-const ROLLUP_DAYS = Math.floor(ROLLUP_KEEP_MS.day / 86_400_000) - 2;
+const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
 
 /**
  * The exact size of a list filtered by level at most, summed from the daily rollups, which the

@@ -86,7 +86,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
       if (body instanceof BatchText && body.levels && !events.wantsLogs(projectId)) {
-        const inserted = await repo.insertLogsJson(db, projectId, body, receivedAt, false);
+        const inserted = await repo.insertLogsJson(db, projectId, body, receivedAt);
         if (inserted.count !== body.count) throw AppError.notFound('Project');
         events.publishLevels(projectId, body.levels);
         return { accepted: body.count };
