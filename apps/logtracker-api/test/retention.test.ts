@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '@repo/config';
-import { asc, count, eq } from 'drizzle-orm';
+import { createDatabase, queryRows } from '@repo/db';
+import { asc, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { migrationsFolder, schema } from '../src/db/index.js';
 import { logs, projects } from '../src/db/schema/index.js';
-import { createRetentionJob, type JobLogger } from '../src/jobs/retention.js';
+import { createRetentionJob, expiryCutoff, type JobLogger } from '../src/jobs/retention.js';
 import { buildTestApp, createLogs, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -72,6 +74,9 @@ async function messagesOf(projectId: number) {
   return rows.map((r) => r.message);
 }
 
+/** No daily partition touched: the expired logs of these tests sit in the default partition. */
+const nothingElse = { partitionsEmptied: 0, partitionsDropped: 0 };
+
 async function projectCount() {
   const [row] = await t.database.db.select({ n: count() }).from(projects);
   return row?.n ?? 0;
@@ -85,12 +90,12 @@ describe('retention job', () => {
     const day = await projectWithRetention(1);
     await logsAged(week, [10 * DAY, 8 * DAY, 6 * DAY, DAY], now);
     await logsAged(month, [40 * DAY, 29 * DAY, 10 * DAY], now);
-    await logsAged(day, [2 * DAY, DAY + 60_000, 60 * 60_000], now);
+    await logsAged(day, [3 * DAY, 2 * DAY, 60 * 60_000], now);
 
     const { retention, lines } = job({ now: () => new Date(now) });
     const result = await retention.runOnce();
 
-    expect(result).toEqual({ deleted: 5, projects: await projectCount(), batches: await projectCount() });
+    expect(result).toEqual({ ...nothingElse, deleted: 5, projects: await projectCount(), batches: await projectCount() });
     expect(await messagesOf(week)).toEqual([`age ${6 * DAY}`, `age ${DAY}`]);
     expect(await messagesOf(month)).toEqual([`age ${29 * DAY}`, `age ${10 * DAY}`]);
     expect(await messagesOf(day)).toEqual([`age ${60 * 60_000}`]);
@@ -103,15 +108,22 @@ describe('retention job', () => {
     expect(lines.at(-1)).toMatchObject({ msg: 'retention run finished', obj: { deleted: 5 } });
   });
 
-  it('keeps a log exactly at the cutoff and deletes one a millisecond older', async () => {
-    const now = Date.parse('2026-03-10T12:00:00.000Z');
+  it('keeps the whole UTC day holding the cutoff, and deletes the days before it', async () => {
+    const now = new Date('2026-03-10T12:00:00.000Z');
     const id = await projectWithRetention(3);
-    await logsAged(id, [3 * DAY + 1, 3 * DAY, 3 * DAY - 1], now);
+    await createLogs(t, id, [
+      { message: 'day before the cutoff', timestamp: new Date('2026-03-06T23:59:59.999Z') },
+      { message: 'first instant kept', timestamp: new Date('2026-03-07T00:00:00.000Z') },
+      { message: 'over three days old, same day', timestamp: new Date('2026-03-07T11:00:00.000Z') },
+    ]);
 
-    const result = await job({ now: () => new Date(now) }).retention.runOnce();
+    expect(expiryCutoff(now, 3).toISOString()).toBe('2026-03-07T00:00:00.000Z');
+    expect(expiryCutoff(new Date('2026-03-10T00:00:00.000Z'), 3).toISOString()).toBe('2026-03-07T00:00:00.000Z');
+    expect(expiryCutoff(new Date('2026-03-10T23:59:59.999Z'), 3).toISOString()).toBe('2026-03-07T00:00:00.000Z');
+    const result = await job({ now: () => now }).retention.runOnce();
 
     expect(result.deleted).toBe(1);
-    expect(await messagesOf(id)).toEqual([`age ${3 * DAY}`, `age ${3 * DAY - 1}`]);
+    expect(await messagesOf(id)).toEqual(['first instant kept', 'over three days old, same day']);
     // What the fixed clock kept has expired by the real one: out of the way of the counts below.
     await t.database.db.delete(projects).where(eq(projects.id, id));
   });
@@ -125,7 +137,7 @@ describe('retention job', () => {
 
     // 10 expired logs in batches of 3: 3 + 3 + 3 + 1, so four statements for this project and
     // one (finding nothing) for each other project.
-    expect(result).toEqual({ deleted: 10, projects: before, batches: before - 1 + 4 });
+    expect(result).toEqual({ ...nothingElse, deleted: 10, projects: before, batches: before - 1 + 4 });
     expect(await messagesOf(id)).toEqual([`age ${2 * DAY}`, `age ${DAY}`]);
   });
 
@@ -136,7 +148,7 @@ describe('retention job', () => {
 
     const result = await job({ batchSize: 2 }).retention.runOnce();
 
-    expect(result).toEqual({ deleted: 4, projects: before, batches: before - 1 + 3 });
+    expect(result).toEqual({ ...nothingElse, deleted: 4, projects: before, batches: before - 1 + 3 });
     expect(await messagesOf(id)).toEqual([]);
   });
 
@@ -147,7 +159,7 @@ describe('retention job', () => {
     const { retention, lines } = job();
     const result = await retention.runOnce();
 
-    expect(result).toEqual({ deleted: 0, projects: await projectCount(), batches: await projectCount() });
+    expect(result).toEqual({ ...nothingElse, deleted: 0, projects: await projectCount(), batches: await projectCount() });
     expect(await messagesOf(id)).toHaveLength(3);
     expect(lines.map((l) => l.msg)).toEqual(['retention run finished']);
   });
@@ -219,6 +231,126 @@ describe('retention job', () => {
     await expect.poll(() => lines.filter((l) => l.level === 'error').length, { timeout: 5000, interval: 10 }).toBeGreaterThanOrEqual(2);
     await retention.stop();
     expect(lines[0]).toMatchObject({ level: 'error', msg: 'retention run failed; retrying at the next interval' });
+  });
+});
+
+describe('retention by daily partition', () => {
+  let iso: TestApp;
+  let user: TestUser;
+  const partitionsOf = async () =>
+    (
+      await queryRows<{ name: string }>(
+        iso.database.db,
+        sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+             where i.inhparent = 'logs'::regclass order by 1`,
+      )
+    ).map((r) => r.name);
+  const partitionOf = (daysAgo: number) => `logs_p${new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 10).replaceAll('-', '')}`;
+  /** Noon, `daysAgo` UTC days before today. */
+  const noon = (daysAgo: number) => {
+    const d = new Date(Date.now() - daysAgo * DAY);
+    return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), 12));
+  };
+  const rollupTotal = async (projectId: number) => {
+    const [row] = await queryRows<{ levels: number; sources: number }>(
+      iso.database.db,
+      sql`select (select coalesce(sum(count), 0)::int from log_level_counts where project_id = ${projectId} and grain = 'hour') as levels,
+                 (select coalesce(sum(count), 0)::int from log_source_counts where project_id = ${projectId} and grain = 'day') as sources`,
+    );
+    return row;
+  };
+  const messages = async (projectId: number) =>
+    (await iso.database.db.select({ message: logs.message }).from(logs).where(eq(logs.projectId, projectId)).orderBy(asc(logs.timestamp))).map(
+      (r) => r.message,
+    );
+  const runJob = () =>
+    createRetentionJob({ db: iso.database.db, logger: captureLogger().logger, batchSize: 1000, pauseMs: 0 }).runOnce();
+
+  beforeAll(async () => {
+    iso = await buildTestApp();
+    user = await createUser(iso);
+    // The daily partitions of six to three days ago, as a deployment that has kept them has.
+    await queryRows(
+      iso.database.db,
+      sql`select logs_ensure_partitions((now() at time zone 'UTC')::date - 6, (now() at time zone 'UTC')::date - 3)`,
+    );
+  });
+  afterAll(() => iso.close());
+
+  it('empties a day none of whose logs is kept, deletes row by row where a neighbour keeps its own, and drops days expired for all', async () => {
+    const short = await createProject(iso, user);
+    const long = await createProject(iso, user);
+    await iso.database.db.update(projects).set({ retentionDays: 2 }).where(eq(projects.id, short.id));
+    await iso.database.db.update(projects).set({ retentionDays: 10 }).where(eq(projects.id, long.id));
+    await createLogs(iso, short.id, [
+      { message: 'short, 5 days, beside a kept log', timestamp: noon(5) },
+      { message: 'short, 4 days, alone', timestamp: noon(4) },
+      { message: 'short, 4 days, alone too', timestamp: noon(4) },
+      { message: 'short, today', timestamp: new Date() },
+    ]);
+    await createLogs(iso, long.id, [
+      { message: 'long, 5 days', timestamp: noon(5) },
+      { message: 'long, today', timestamp: new Date() },
+    ]);
+
+    const first = await runJob();
+
+    // Four days ago held only expired logs: emptied whole, but kept as a partition while the
+    // long project may still log there. Five days ago keeps the long project's log.
+    expect(first).toMatchObject({ deleted: 3, partitionsEmptied: 1, partitionsDropped: 0 });
+    expect(await messages(short.id)).toEqual(['short, today']);
+    expect(await messages(long.id)).toEqual(['long, 5 days', 'long, today']);
+    expect(await partitionsOf()).toEqual(expect.arrayContaining([partitionOf(6), partitionOf(5), partitionOf(4)]));
+    // The rollups lost exactly what went, by either way.
+    expect(await rollupTotal(short.id)).toEqual({ levels: 1, sources: 1 });
+    expect(await rollupTotal(long.id)).toEqual({ levels: 2, sources: 2 });
+
+    await iso.database.db.update(projects).set({ retentionDays: 3 }).where(eq(projects.id, long.id));
+    const second = await runJob();
+
+    // Five days ago now holds expired logs only; days up to four days ago have expired for every
+    // project: all three partitions go. Three days ago is still kept by the long project.
+    expect(second).toMatchObject({ deleted: 1, partitionsEmptied: 1, partitionsDropped: 3 });
+    expect(await messages(long.id)).toEqual(['long, today']);
+    const left = await partitionsOf();
+    expect(left).not.toContain(partitionOf(6));
+    expect(left).not.toContain(partitionOf(5));
+    expect(left).not.toContain(partitionOf(4));
+    expect(left).toContain(partitionOf(3));
+    expect(left).toContain('logs_default');
+    expect(await rollupTotal(long.id)).toEqual({ levels: 1, sources: 1 });
+
+    // A log for a dropped day still has a home (the default partition), and goes at the next run.
+    await createLogs(iso, long.id, [{ message: 'late, 5 days', timestamp: noon(5) }]);
+    expect(await runJob()).toMatchObject({ deleted: 1, partitionsEmptied: 0, partitionsDropped: 0 });
+    expect(await messages(long.id)).toEqual(['long, today']);
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('gives up on a busy table for this run instead of keeping ingestion waiting', async () => {
+    const project = await createProject(iso, user);
+    // Every project keeps one day: three days ago has expired for all of them.
+    await iso.database.db.update(projects).set({ retentionDays: 1 });
+    await createLogs(iso, project.id, [{ message: 'three days old', timestamp: noon(3) }]);
+    const other = await createDatabase({ url: iso.database.url, schema, migrationsFolder, poolSize: 1 });
+    try {
+      // A long read holds the logs table (not its partitions): the drop may not wait for it.
+      await other.db.transaction(async (tx) => {
+        await tx.execute(sql`lock table only logs in access share mode`);
+        const ingest = Date.now();
+        const started = createRetentionJob({ db: iso.database.db, logger: captureLogger().logger, batchSize: 1000, pauseMs: 0 }).runOnce();
+        // Ingestion goes on while the job waits on the lock.
+        await createLogs(iso, project.id, [{ message: 'during retention' }]);
+        expect(Date.now() - ingest).toBeLessThan(1000);
+        const busy = await started;
+        expect(busy).toMatchObject({ deleted: 1, partitionsEmptied: 1, partitionsDropped: 0 });
+      });
+      expect(await partitionsOf()).toContain(partitionOf(3));
+      expect(await runJob()).toMatchObject({ partitionsDropped: 1 });
+      expect(await partitionsOf()).not.toContain(partitionOf(3));
+      expect(await messages(project.id)).toEqual(['during retention']);
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -62,33 +62,6 @@ describe('partitions', () => {
     expect(await job.ensurePartitions()).toBe(9);
     expect(await job.ensurePartitions()).toBe(0);
   });
-
-  it('drops a day older than every project retention whole, and its counts with it', async () => {
-    const isolated = await buildTestApp();
-    try {
-      const user = await createUser(isolated);
-      const project = await createProject(isolated, user);
-      await isolated.database.db.execute(sql`update projects set retention_days = 2`);
-      const day = (n: number) => new Date(Date.now() - n * DAY);
-      await queryRows(
-        isolated.database.db,
-        sql`select logs_ensure_partitions((now() at time zone 'UTC')::date - 6, (now() at time zone 'UTC')::date - 4)`,
-      );
-      await createLogs(isolated, project.id, [
-        { message: 'expired a', timestamp: day(5) },
-        { message: 'expired b', timestamp: day(5) },
-        { message: 'kept', timestamp: new Date() },
-      ]);
-      const job = createMaintenanceJob({ db: isolated.database.db, logger: quiet });
-      const result = await job.runOnce();
-      expect(result.partitionsDropped.length).toBeGreaterThanOrEqual(1);
-      const left = await queryRows<{ message: string }>(isolated.database.db, sql`select message from logs`);
-      expect(left.map((l) => l.message)).toEqual(['kept']);
-      expect(await rollupTotals(project.id, isolated.database.db)).toEqual(everyRollup(1));
-    } finally {
-      await isolated.close();
-    }
-  });
 });
 
 /** A batch body as the batch route's parser cuts and validates it. */

@@ -160,6 +160,15 @@ export function timestamptz(date: Date): SQL {
   return sql`${date.toISOString()}::timestamptz`;
 }
 
+/** The SQLSTATE of a database error, whichever driver raised it, looking through the query builder's wrapper. */
+export function sqlState(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
 /** Escapes `%`, `_` and `\` so that user text is matched literally inside LIKE/ILIKE patterns. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);

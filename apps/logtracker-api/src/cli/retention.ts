@@ -43,7 +43,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       // The cron job is also the place for storage upkeep when the app's own schedule is off.
       const maintenance = await createMaintenanceJob({ db: database.db, logger: stderrLogger(config.logLevel) }).runOnce();
       process.stdout.write(
-        `${JSON.stringify({ job: 'retention', ok: true, ...result, partitions_dropped: maintenance.partitionsDropped.length, duration_ms: Date.now() - started })}\n`,
+        `${JSON.stringify({ job: 'retention', ok: true, ...result, partitions_created: maintenance.partitionsCreated, duration_ms: Date.now() - started })}\n`,
       );
       return 0;
     } finally {

@@ -1,4 +1,4 @@
-import { queryRows, timestamptz, withTransaction } from '@repo/db';
+import { queryRows, timestamptz } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
@@ -8,18 +8,14 @@ import type { JobLogger } from './retention.js';
 
 const DAY_MS = 86_400_000;
 
-
 export interface MaintenanceResult {
   partitionsCreated: number;
-  partitionsDropped: string[];
   rollupRowsCompacted: number;
 }
 
 /**
  * Upkeep of the log storage:
  * - daily partitions exist a week ahead, so new logs never land in the default partition;
- * - a day older than every project's retention is dropped whole (its counts taken out of the
- *   rollups first), instead of deleted row by row;
  * - rollup rows, appended per insert statement, are merged per bucket and key, and rows older
  *   than any statistics range are removed, so statistics read small, bounded tables.
  */
@@ -35,48 +31,6 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
                                         (${timestamptz(now())} at time zone 'UTC')::date + 7) as created`,
     );
     return Number(row?.created ?? 0);
-  }
-
-  async function dropExpiredPartitions() {
-    const [longest] = await queryRows<{ days: number | null }>(db, sql`select max(retention_days) as days from projects`);
-    const keepDays = Number(longest?.days ?? 3650);
-    // A partition whose whole day is older than the longest retention holds only expired logs.
-    const horizon = new Date(now().getTime() - keepDays * DAY_MS);
-    const partitions = await queryRows<{ name: string; upper: Date | string }>(
-      db,
-      sql`select c.relname as name,
-                 (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz as upper
-            from pg_inherits i
-            join pg_class c on c.oid = i.inhrelid
-           where i.inhparent = 'logs'::regclass and c.relname like 'logs_p%'`,
-    );
-    const dropped: string[] = [];
-    for (const p of partitions) {
-      if (new Date(p.upper).getTime() > horizon.getTime()) continue;
-      if (!/^logs_p\d{8}$/.test(p.name)) continue;
-      const table = sql.raw(`"${p.name}"`);
-      await withTransaction(db, async (tx) => {
-        // The counts leave the rollups as the delete trigger would take them out, grouped the same way.
-        await tx.execute(
-          sql`with minutes as (
-                select project_id, date_bin('1 minute', "timestamp", '2000-01-01 00:00:00+00') as bucket, level, source, -count(*)::int as n
-                  from ${table} group by 1, 2, 3, 4
-              ), grains as (
-                select m.project_id, g.grain, date_bin(g.width, m.bucket, '2000-01-01 00:00:00+00') as bucket, m.level, m.source, m.n
-                  from minutes m
-                 cross join (values ('minute', interval '1 minute'), ('hour', interval '1 hour'), ('day', interval '1 day')) as g (grain, width)
-              ), levels as (
-                insert into log_level_counts (project_id, grain, bucket, level, count)
-                select project_id, grain, bucket, level, sum(n) from grains group by 1, 2, 3, 4
-              )
-              insert into log_source_counts (project_id, grain, bucket, source, count)
-              select project_id, grain, bucket, source, sum(n) from grains group by 1, 2, 3, 4`,
-        );
-        await tx.execute(sql`drop table ${table}`);
-      });
-      dropped.push(p.name);
-    }
-    return dropped;
   }
 
   async function compactRollups() {
@@ -117,10 +71,9 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
 
   async function run(): Promise<MaintenanceResult> {
     const partitionsCreated = await ensurePartitions();
-    const partitionsDropped = await dropExpiredPartitions();
     const rollupRowsCompacted = await compactRollups();
-    const result = { partitionsCreated, partitionsDropped, rollupRowsCompacted };
-    if (partitionsCreated > 0 || partitionsDropped.length > 0) logger.info(result, 'log storage maintenance');
+    const result = { partitionsCreated, rollupRowsCompacted };
+    if (partitionsCreated > 0) logger.info(result, 'log storage maintenance');
     return result;
   }
 

@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, lt } from 'drizzle-orm';
+import { executeCount, queryRows, sqlState, withTransaction } from '@repo/db';
+import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
@@ -13,20 +14,61 @@ export interface JobLogger {
 }
 
 export interface RetentionResult {
-  /** Logs deleted in this run, across every project. */
+  /** Logs deleted in this run, across every project, row by row or with their whole day. */
   deleted: number;
   /** Projects examined. */
   projects: number;
   /** Delete statements run: at least one per project. */
   batches: number;
+  /** Daily partitions emptied at once (TRUNCATE), every log in them having expired. */
+  partitionsEmptied: number;
+  /** Empty daily partitions older than every project's retention, dropped. */
+  partitionsDropped: number;
 }
 
 /**
- * Deletes logs older than each project's `retention_days`, a bounded batch at a time. Each batch
- * is one short statement of its own (no transaction around the run): a batch holds locks, and on
- * PGlite the one connection, only briefly, and the job yields between batches so that ingestion
- * requests waiting behind it run first. A run never overlaps another: a run asked for while one
- * is in flight joins it.
+ * The instant before which a project's logs have expired: the start of the UTC day `retentionDays`
+ * before today's. Logs go a whole UTC day at a time, so a log is kept at least `retentionDays`
+ * days and less than one day more, and a day that has expired for every project holding logs in
+ * it goes with its partition instead of row by row.
+ */
+export function expiryCutoff(now: Date, retentionDays: number): Date {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return new Date(today - retentionDays * DAY_MS);
+}
+
+/**
+ * How long the job waits for a table lock before giving up on it for this attempt. Emptying a
+ * partition locks that partition only (ingestion writes to today's, never blocked); a read of the
+ * whole project waits behind it at most this long. Dropping one locks the logs table itself, so
+ * every statement on logs, inserts included, waits behind it at most DROP_LOCK_TIMEOUT_MS.
+ */
+const TRUNCATE_LOCK_TIMEOUT_MS = 200;
+const DROP_LOCK_TIMEOUT_MS = 5;
+/** Attempts at a lock within one run, a pause apart; what is left goes at the next run. */
+const LOCK_ATTEMPTS = 20;
+const LOCK_RETRY_PAUSE_MS = 100;
+const BUSY = Symbol('lock not granted');
+
+interface DailyPartition {
+  name: string;
+  from: Date;
+  to: Date;
+}
+
+/**
+ * Deletes logs older than each project's `retention_days` (see expiryCutoff), without pausing
+ * ingestion:
+ * - a daily partition whose logs have all expired is emptied with TRUNCATE, which locks that
+ *   partition alone, and its counts leave the rollups in the same transaction; once its day has
+ *   expired for every project, the empty partition is dropped under a lock timeout of a few
+ *   milliseconds, retried, and left for the next run if the logs table stays busy;
+ * - the other expired logs (a project keeping its logs less long than its neighbours in a
+ *   partition, logs in the default partition) are deleted a bounded batch at a time, each batch a
+ *   short statement of its own (no transaction around the run): a batch holds locks, and on
+ *   PGlite the one connection, only briefly, and the job yields between batches so that
+ *   ingestion requests waiting behind it run first.
+ * A run never overlaps another: a run asked for while one is in flight joins it.
  */
 export function createRetentionJob(deps: {
   db: DbTx;
@@ -45,8 +87,9 @@ export function createRetentionJob(deps: {
   // Set by stop(): a run in flight ends after its current batch instead of delaying shutdown.
   let stopping = false;
 
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
-  const pause = () => (pauseMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, pauseMs)) : yieldNow());
+  const pause = () => (pauseMs > 0 ? sleep(pauseMs) : yieldNow());
 
   /** One batch: at most `batchSize` of the project's oldest expired logs; answers how many went. */
   async function deleteBatch(projectId: number, cutoff: Date) {
@@ -57,11 +100,114 @@ export function createRetentionJob(deps: {
       .orderBy(oldestFirst[0])
       .limit(batchSize);
     // The outer bound on the timestamp lets PostgreSQL skip every partition that cannot hold one.
-    const deleted = await db
-      .delete(logs)
-      .where(and(inArray(logs.id, oldest), lt(logs.timestamp, cutoff)))
-      .returning({ id: logs.id });
-    return deleted.length;
+    return executeCount(db, db.delete(logs).where(and(inArray(logs.id, oldest), lt(logs.timestamp, cutoff))).getSQL());
+  }
+
+  /** The daily partitions (logs_pYYYYMMDD, one UTC day each), oldest first. */
+  async function dailyPartitions(): Promise<DailyPartition[]> {
+    const found = await queryRows<{ name: string }>(
+      db,
+      sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+           where i.inhparent = 'logs'::regclass and c.relname ~ '^logs_p[0-9]{8}$' order by c.relname`,
+    );
+    return found.map(({ name }) => {
+      const from = new Date(`${name.slice(6, 10)}-${name.slice(10, 12)}-${name.slice(12, 14)}T00:00:00Z`);
+      return { name, from, to: new Date(from.getTime() + DAY_MS) };
+    });
+  }
+
+  /**
+   * Runs `statement` in a transaction that waits at most `timeoutMs` for its locks, again after a
+   * pause while a lock is not granted, up to LOCK_ATTEMPTS times; answers what it answered, or
+   * BUSY when every attempt timed out.
+   */
+  async function underLockTimeout<T>(timeoutMs: number, statement: (tx: DbTx) => Promise<T>): Promise<T | typeof BUSY> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await withTransaction(db, async (tx) => {
+          await tx.execute(sql`select set_config('lock_timeout', ${`${timeoutMs}ms`}, true)`);
+          return statement(tx);
+        });
+      } catch (error) {
+        if (sqlState(error) !== '55P03') throw error;
+        if (attempt >= LOCK_ATTEMPTS || stopping) return BUSY;
+        await sleep(LOCK_RETRY_PAUSE_MS);
+      }
+    }
+  }
+
+  /**
+   * Empties a partition whose logs have all expired: TRUNCATE, and its day's buckets out of the
+   * rollups (every log of a day with a partition is in that partition, and a bucket never spans
+   * two days). Answers how many logs went, or undefined when the partition stayed busy.
+   */
+  async function empty(partition: DailyPartition): Promise<number | undefined> {
+    const table = sql.raw(`"${partition.name}"`);
+    // Counted before the lock, so that reads are not kept waiting by the count.
+    const [counted] = await queryRows<{ n: number | string }>(db, sql`select count(*) as n from ${table}`);
+    const from = partition.from.toISOString();
+    const to = partition.to.toISOString();
+    const done = await underLockTimeout(TRUNCATE_LOCK_TIMEOUT_MS, async (tx) => {
+      await tx.execute(sql`truncate ${table}`);
+      for (const rollup of ['log_level_counts', 'log_source_counts']) {
+        await tx.execute(sql`delete from ${sql.raw(rollup)} where bucket >= ${from}::timestamptz and bucket < ${to}::timestamptz`);
+      }
+    });
+    return done === BUSY ? undefined : Number(counted?.n ?? 0);
+  }
+
+  /** Drops an empty partition (it holds nothing to count) under DROP_LOCK_TIMEOUT_MS. */
+  async function drop(partition: DailyPartition): Promise<boolean> {
+    const table = sql.raw(`"${partition.name}"`);
+    const dropped = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, async (tx) => {
+      const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
+      // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
+      if (row?.full) return false;
+      await tx.execute(sql`drop table ${table}`);
+      return true;
+    });
+    return dropped === true;
+  }
+
+  /**
+   * The partition pass: empties every daily partition none of whose logs is still kept, and drops
+   * the empty ones whose day has expired for every project.
+   */
+  async function partitionPass(cutoffs: { id: number; cutoff: Date }[]) {
+    const result = { deleted: 0, emptied: 0, dropped: 0 };
+    if (cutoffs.length === 0) return result;
+    const latest = Math.max(...cutoffs.map((p) => p.cutoff.getTime()));
+    const earliest = Math.min(...cutoffs.map((p) => p.cutoff.getTime()));
+    for (const partition of await dailyPartitions()) {
+      if (stopping || partition.to.getTime() > latest) break;
+      const table = sql.raw(`"${partition.name}"`);
+      // The projects whose logs of this day are still kept: if one has any, the day stays.
+      const keeping = cutoffs.filter((p) => p.cutoff.getTime() < partition.to.getTime()).map((p) => p.id);
+      const [kept] = await queryRows<{ kept: boolean; any: boolean }>(
+        db,
+        sql`select exists (select 1 from ${table} where project_id = any(${`{${keeping.join(',')}}`}::int[])) as kept,
+                   exists (select 1 from ${table}) as any`,
+      );
+      if (kept?.kept) continue;
+      if (kept?.any) {
+        const gone = await empty(partition);
+        if (gone === undefined) {
+          logger.info({ partition: partition.name }, 'retention: partition busy, its logs go row by row');
+          continue;
+        }
+        result.deleted += gone;
+        result.emptied += 1;
+        logger.info({ partition: partition.name, deleted: gone }, 'retention: expired day emptied');
+      }
+      if (partition.to.getTime() <= earliest) {
+        if (await drop(partition)) {
+          result.dropped += 1;
+          logger.info({ partition: partition.name }, 'retention: expired day dropped');
+        }
+      }
+      await yieldNow();
+    }
+    return result;
   }
 
   async function run(): Promise<RetentionResult> {
@@ -70,32 +216,40 @@ export function createRetentionJob(deps: {
       .select({ id: projects.id, retentionDays: projects.retentionDays })
       .from(projects)
       .orderBy(asc(projects.id));
-    let deleted = 0;
+    // The cutoffs are fixed at the start of the run: logs that expire meanwhile wait for the next
+    // run instead of keeping this one going.
+    const at = now();
+    const cutoffs = all.map((p) => ({ id: p.id, cutoff: expiryCutoff(at, p.retentionDays) }));
+    const partitions = await partitionPass(cutoffs);
+    let deleted = partitions.deleted;
     let batches = 0;
     let examined = 0;
-    for (const project of all) {
+    for (const project of cutoffs) {
+      if (stopping) break;
       examined += 1;
-      // The cutoff is fixed per project at the start of its pass: logs that expire meanwhile wait
-      // for the next run instead of keeping this one going.
-      const cutoff = new Date(now().getTime() - project.retentionDays * DAY_MS);
       let forProject = 0;
       for (;;) {
-        const n = await deleteBatch(project.id, cutoff);
+        const n = await deleteBatch(project.id, project.cutoff);
         batches += 1;
         forProject += n;
         if (n < batchSize || stopping) break;
         await pause();
       }
       if (forProject > 0) {
-        logger.info({ projectId: project.id, deleted: forProject, cutoff: cutoff.toISOString() }, 'retention: expired logs deleted');
+        logger.info({ projectId: project.id, deleted: forProject, cutoff: project.cutoff.toISOString() }, 'retention: expired logs deleted');
       }
       deleted += forProject;
-      if (stopping) break;
       // Between projects too: after a delete, the pause; after a mere look, a yield, so that many
       // projects with nothing to delete neither add up to a stall nor make the run crawl.
       await (forProject > 0 ? pause() : yieldNow());
     }
-    const result = { deleted, projects: examined, batches };
+    const result = {
+      deleted,
+      projects: examined,
+      batches,
+      partitionsEmptied: partitions.emptied,
+      partitionsDropped: partitions.dropped,
+    };
     logger.info({ ...result, durationMs: Date.now() - started }, 'retention run finished');
     return result;
   }
