@@ -54,6 +54,19 @@ export async function startService(appDir, env, healthPath, script = 'dist/serve
   };
 }
 
+/** Runs a script of an app with node to its end: answers its exit code, stdout and stderr. */
+export function runNode(appDir, script, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], { cwd: appDir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 export function load(options) {
   return new Promise((resolve, reject) => {
     autocannon({ connections: 10, duration: 10, ...options }, (error, result) => (error ? reject(error) : resolve(result)));

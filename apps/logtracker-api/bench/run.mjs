@@ -16,13 +16,16 @@
 //      default 15, after a 2 s warm-up): first a bare Fastify + postgres.js endpoint (bench/bare-server.mjs)
 //      inserting into an identically indexed table, then the app with an ingest key.
 //   6. Memory: the app's RSS around three 5 MiB batches, after a first one.
-//   7. One table of figures, targets and pass/fail, also written to bench/results.md.
+//   7. Retention over millions of expired logs (PostgreSQL): the retention CLI runs while clients
+//      keep posting batches; the figure is how much longer ingestion stalled than it does without
+//      retention (the longest time without a batch completing, against the same clients before).
+//   8. One table of figures, targets and pass/fail, also written to bench/results.md.
 // Exits 0 when a target is missed (it is a measurement), non-zero only on errors.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { load, printTable, startService } from '../../../scripts/bench-lib.mjs';
+import { load, printTable, runNode, startService } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -58,14 +61,26 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, memory) runs those phases alone, without the
-// data set when the reads are left out, and prints the table without writing results.md.
-const PHASES = ['reads', 'ingest', 'memory'];
+// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention) runs those phases alone,
+// without the data set when reads and retention are left out, and prints the table without
+// writing results.md.
+const PHASES = ['reads', 'ingest', 'memory', 'retention'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
 
-const TARGETS = { ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20 };
+const TARGETS = { ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20, retentionStallMs: 10 };
+
+// Retention: the big project keeps 20 days and the others 7, so that the oldest 10 days expire for
+// every project (emptied and dropped whole) and 13 more for the others only (deleted row by row);
+// meanwhile RETENTION_PROBE_CLIENTS clients each post a RETENTION_PROBE_ENTRIES-entry batch every
+// RETENTION_PROBE_PERIOD_MS (20 000 logs/s in all: steady traffic, with room left on the machine,
+// so that a stall shows as one rather than as a queue).
+const RETENTION_DAYS = { big: 20, others: 7 };
+const RETENTION_PROBE_CLIENTS = 4;
+const RETENTION_PROBE_ENTRIES = 100;
+const RETENTION_PROBE_PERIOD_MS = 20;
+const RETENTION_BASELINE_MS = 5_000;
 
 function positiveInt(name, fallback) {
   const raw = process.env[name];
@@ -514,6 +529,96 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
   }
 }
 
+/**
+ * Clients posting small batches at a steady pace until `stop()`, each request's end time and
+ * latency kept. The longest time without any batch completing is the stall a lock would cause.
+ */
+function ingestProbe(base, projectId, ingestKey) {
+  let running = true;
+  const done = [];
+  const body = JSON.stringify({ logs: makeEntries(RETENTION_PROBE_ENTRIES) });
+  const client = async () => {
+    while (running) {
+      const start = performance.now();
+      const next = start + RETENTION_PROBE_PERIOD_MS;
+      const response = await fetch(`${base}/api/projects/${projectId}/logs/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-ingest-key': ingestKey },
+        body,
+      });
+      await response.arrayBuffer();
+      if (!response.ok) throw new Error(`ingest probe: ${response.status}`);
+      const end = performance.now();
+      done.push({ end, latency: end - start });
+      if (next > end) await new Promise((r) => setTimeout(r, next - end));
+    }
+  };
+  const clients = Promise.all(Array.from({ length: RETENTION_PROBE_CLIENTS }, client));
+  return {
+    /** The completions within [from, to): count, latency percentiles and the longest gap. */
+    window(from, to) {
+      const within = done.filter((d) => d.end >= from && d.end < to);
+      const ends = [from, ...within.map((d) => d.end).sort((a, b) => a - b), to];
+      let gap = 0;
+      for (let i = 1; i < ends.length; i++) gap = Math.max(gap, ends[i] - ends[i - 1]);
+      return { batches: within.length, ...percentiles(within.map((d) => d.latency)), max: Math.max(...within.map((d) => d.latency)), gap };
+    },
+    async stop() {
+      running = false;
+      await clients;
+    },
+  };
+}
+
+async function measureRetention(rows, { sql, database, app, appEnv, projectIds, ingestKey }) {
+  const [bigProject, ...others] = projectIds;
+  await sql`update projects set retention_days = ${RETENTION_DAYS.big} where id = ${bigProject}`;
+  await sql`update projects set retention_days = ${RETENTION_DAYS.others} where id = any(${others})`;
+  const cutoff = (days) => {
+    const now = new Date();
+    return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - days * 86_400_000);
+  };
+  const [{ expired }] = await sql`
+    select count(*)::int as expired from logs
+     where (project_id = ${bigProject} and "timestamp" < ${cutoff(RETENTION_DAYS.big)})
+        or (project_id = any(${others}) and "timestamp" < ${cutoff(RETENTION_DAYS.others)})`;
+  log(`retention: ${fmt(expired)} expired logs (the big project keeps ${RETENTION_DAYS.big} days, the others ${RETENTION_DAYS.others})`);
+
+  const probe = ingestProbe(app.base, bigProject, ingestKey);
+  await new Promise((r) => setTimeout(r, 1000));
+  const baselineFrom = performance.now();
+  await new Promise((r) => setTimeout(r, RETENTION_BASELINE_MS));
+  const retentionFrom = performance.now();
+  const cli = await runNode(appDir, 'dist/cli/retention.js', { ...appEnv, DATABASE_URL: database.url });
+  const retentionTo = performance.now();
+  await probe.stop();
+  if (cli.code !== 0) throw new Error(`retention CLI failed (${cli.code}): ${cli.stderr.slice(-500)}`);
+  const summary = JSON.parse(cli.stdout.trim().split('\n').at(-1));
+  const before = probe.window(baselineFrom, retentionFrom);
+  const during = probe.window(retentionFrom, retentionTo);
+  const [{ left }] = await sql`
+    select count(*)::int as left from logs
+     where (project_id = ${bigProject} and "timestamp" < ${cutoff(RETENTION_DAYS.big)})
+        or (project_id = any(${others}) and "timestamp" < ${cutoff(RETENTION_DAYS.others)})`;
+  const stall = during.gap - before.gap;
+  rows.push([
+    'retention over expired logs (informational)',
+    `${fmt(summary.deleted)} of ${fmt(expired)} logs in ${(summary.duration_ms / 1000).toFixed(1)} s: ${summary.partitions_emptied} days emptied, ` +
+      `${summary.partitions_dropped} dropped, the rest in ${fmt(summary.batches)} delete batches; ${fmt(left)} expired left`,
+    'every expired log deleted',
+    pass(left === 0),
+  ]);
+  rows.push([
+    `ingest during retention, ${RETENTION_PROBE_CLIENTS} clients each posting ${RETENTION_PROBE_ENTRIES} logs every ${RETENTION_PROBE_PERIOD_MS} ms: longest time without a batch completing`,
+    `${ms(during.gap)} ms during (${fmt(during.batches)} batches, p99 ${ms(during.p99)} / max ${ms(during.max)} ms), ` +
+      `${ms(before.gap)} ms before (${fmt(before.batches)} batches, p99 ${ms(before.p99)} / max ${ms(before.max)} ms): ${stall > 0 ? '+' : ''}${ms(stall)} ms`,
+    `≤ ${TARGETS.retentionStallMs} ms longer than without retention`,
+    pass(stall <= TARGETS.retentionStallMs && left === 0),
+  ]);
+  log(`  ${rows.at(-2)[1]}`);
+  log(`  ${rows.at(-1)[1]}`);
+}
+
 // --- the run -------------------------------------------------------------------------------------
 async function main() {
   const started = performance.now();
@@ -559,7 +664,8 @@ async function main() {
   let loaded;
   const sql = onPostgres ? postgres(database.url, { max: LOAD_WORKERS, onnotice: () => {} }) : undefined;
   if (sql) cleanups.set('sql', () => void sql.end({ timeout: 1 }));
-  if (!ONLY.has('reads')) {
+  const needsData = ONLY.has('reads') || (ONLY.has('retention') && onPostgres);
+  if (!needsData) {
     loaded = { total: 0, insertSeconds: 0 };
   } else if (onPostgres) {
     // The daily partitions a deployment that kept its 30 days has, so that the data set's days
@@ -589,7 +695,7 @@ async function main() {
     (loaded.vacuumSeconds ? `, VACUUM ANALYZE ${loaded.vacuumSeconds.toFixed(1)} s` : ''));
 
   const rows = [];
-  if (ONLY.has('reads')) rows.push([
+  if (needsData) rows.push([
     'data set load (informational)',
     `${fmt(loaded.total)} logs in ${loaded.insertSeconds.toFixed(0)} s (${fmt(loaded.total / loaded.insertSeconds)} logs/s)${loaded.vacuumSeconds ? ` + VACUUM ANALYZE ${loaded.vacuumSeconds.toFixed(0)} s` : ''}`,
     onPostgres ? 'INSERT … SELECT, server-side' : 'through the API',
@@ -607,6 +713,15 @@ async function main() {
     log('memory: three 5 MiB batches');
     const memory = await measureMemory(app, bigProject, ingestKey);
     rows.push(memory.row);
+  }
+
+  if (ONLY.has('retention')) {
+    if (onPostgres) {
+      log('retention: the CLI while clients post batches');
+      await measureRetention(rows, { sql, database, app, appEnv, projectIds, ingestKey });
+    } else {
+      rows.push(['retention over expired logs', 'n/a: the data set of expired logs needs PostgreSQL', 'every expired log deleted', '—']);
+    }
   }
   rows.push(...readRows);
 

@@ -141,15 +141,32 @@ describe('retention job', () => {
     expect(await messagesOf(id)).toEqual([`age ${2 * DAY}`, `age ${DAY}`]);
   });
 
-  it('runs one more (empty) batch when the expired logs fill the last batch exactly', async () => {
+  it('runs no empty batch when the expired logs fill the last batch exactly', async () => {
     const id = await projectWithRetention(30);
     await logsAged(id, [31 * DAY, 32 * DAY, 33 * DAY, 34 * DAY]);
     const before = await projectCount();
 
     const result = await job({ batchSize: 2 }).retention.runOnce();
 
-    expect(result).toEqual({ ...nothingElse, deleted: 4, projects: before, batches: before - 1 + 3 });
+    expect(result).toEqual({ ...nothingElse, deleted: 4, projects: before, batches: before - 1 + 2 });
     expect(await messagesOf(id)).toEqual([]);
+  });
+
+  it('deletes a run of logs sharing one instant, longer than a batch, in one go', async () => {
+    const id = await projectWithRetention(30);
+    const instant = new Date(Date.now() - 40 * DAY);
+    await createLogs(t, id, [
+      ...Array.from({ length: 5 }, (_, i) => ({ message: `same instant ${i}`, timestamp: instant })),
+      { message: 'later', timestamp: new Date(instant.getTime() + 1) },
+      { message: 'kept', timestamp: new Date(Date.now() - DAY) },
+    ]);
+    const before = await projectCount();
+
+    const result = await job({ batchSize: 2 }).retention.runOnce();
+
+    // The five of one instant go together, then the last expired one.
+    expect(result).toEqual({ ...nothingElse, deleted: 6, projects: before, batches: before - 1 + 2 });
+    expect(await messagesOf(id)).toEqual(['kept']);
   });
 
   it('answers zero when nothing has expired, and touches nothing', async () => {

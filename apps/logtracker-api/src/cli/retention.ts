@@ -42,9 +42,18 @@ export async function main(env: Record<string, string | undefined> = process.env
       const result = await job.runOnce();
       // The cron job is also the place for storage upkeep when the app's own schedule is off.
       const maintenance = await createMaintenanceJob({ db: database.db, logger: stderrLogger(config.logLevel) }).runOnce();
-      process.stdout.write(
-        `${JSON.stringify({ job: 'retention', ok: true, ...result, partitions_created: maintenance.partitionsCreated, duration_ms: Date.now() - started })}\n`,
-      );
+      const summary = {
+        job: 'retention',
+        ok: true,
+        deleted: result.deleted,
+        projects: result.projects,
+        batches: result.batches,
+        partitions_emptied: result.partitionsEmptied,
+        partitions_dropped: result.partitionsDropped,
+        partitions_created: maintenance.partitionsCreated,
+        duration_ms: Date.now() - started,
+      };
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
     } finally {
       await database.close();

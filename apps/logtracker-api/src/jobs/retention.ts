@@ -1,9 +1,9 @@
-import { executeCount, queryRows, sqlState, withTransaction } from '@repo/db';
-import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { queryRows, sqlState, timestamptz, withTransaction } from '@repo/db';
+import { asc, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
-import { logs, oldestFirst, projects } from '../db/schema/index.js';
+import { projects } from '../db/schema/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -91,16 +91,35 @@ export function createRetentionJob(deps: {
   const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
   const pause = () => (pauseMs > 0 ? sleep(pauseMs) : yieldNow());
 
-  /** One batch: at most `batchSize` of the project's oldest expired logs; answers how many went. */
+  /**
+   * One batch: the project's oldest expired logs, at most `batchSize` of them, bounded by time
+   * rather than by ids, so that the delete reads the (project, timestamp) index of the partitions
+   * before the bound only. (Deleting `where id in (select … limit n)` joined the ids to every
+   * expired partition, reading millions of rows per batch.) The bound is the instant of the
+   * (batchSize + 1)-th oldest expired log; a run of more than a batch of logs sharing one instant
+   * goes whole. Answers how many went and whether expired logs are left.
+   */
   async function deleteBatch(projectId: number, cutoff: Date) {
-    const oldest = db
-      .select({ id: logs.id })
-      .from(logs)
-      .where(and(eq(logs.projectId, projectId), lt(logs.timestamp, cutoff)))
-      .orderBy(oldestFirst[0])
-      .limit(batchSize);
-    // The outer bound on the timestamp lets PostgreSQL skip every partition that cannot hold one.
-    return executeCount(db, db.delete(logs).where(and(inArray(logs.id, oldest), lt(logs.timestamp, cutoff))).getSQL());
+    const [row] = await queryRows<{ deleted: number | string; more: boolean }>(
+      db,
+      sql`with edge as (
+            select "timestamp" as t from logs where project_id = ${projectId} and "timestamp" < ${timestamptz(cutoff)}
+             order by "timestamp" asc nulls first offset ${batchSize} limit 1
+          ), bound as (
+            select case
+                     when e.t is null then ${timestamptz(cutoff)}
+                     when exists (select 1 from logs where project_id = ${projectId} and "timestamp" < e.t) then e.t
+                     else e.t + interval '1 microsecond'
+                   end as b
+              from (select (select t from edge) as t) as e
+          ), gone as (
+            delete from logs
+             where project_id = ${projectId} and "timestamp" < ${timestamptz(cutoff)} and "timestamp" < (select b from bound)
+            returning 1
+          )
+          select (select count(*) from gone) as deleted, exists (select 1 from edge) as more`,
+    );
+    return { deleted: Number(row?.deleted ?? 0), more: row?.more === true };
   }
 
   /** The daily partitions (logs_pYYYYMMDD, one UTC day each), oldest first. */
@@ -229,10 +248,10 @@ export function createRetentionJob(deps: {
       examined += 1;
       let forProject = 0;
       for (;;) {
-        const n = await deleteBatch(project.id, project.cutoff);
+        const batch = await deleteBatch(project.id, project.cutoff);
         batches += 1;
-        forProject += n;
-        if (n < batchSize || stopping) break;
+        forProject += batch.deleted;
+        if (!batch.more || stopping) break;
         await pause();
       }
       if (forProject > 0) {
