@@ -155,30 +155,49 @@ export function createRetentionJob(deps: {
     }
   }
 
+  /** `project_id = any(…)` of a list of project ids, as one array parameter. */
+  const anyOf = (ids: number[]) => sql`project_id = any(${`{${ids.join(',')}}`}::int[])`;
+
   /**
    * Empties a partition whose logs have all expired: TRUNCATE, and its day's buckets out of the
-   * rollups (every log of a day with a partition is in that partition, and a bucket never spans
-   * two days). Answers how many logs went, or undefined when the partition stayed busy.
+   * rollups of the projects it may hold (every log of a day with a partition is in that
+   * partition, and a bucket never spans two days). Under the partition's lock, it first checks
+   * again that no project keeping the day has logged there since it was looked at. Answers how
+   * many logs went, or 'kept' and 'busy' when it did nothing.
    */
-  async function empty(partition: DailyPartition): Promise<number | undefined> {
+  async function empty(partition: DailyPartition, keeping: number[], expired: number[]): Promise<number | 'kept' | 'busy'> {
     const table = sql.raw(`"${partition.name}"`);
     // Counted before the lock, so that reads are not kept waiting by the count.
     const [counted] = await queryRows<{ n: number | string }>(db, sql`select count(*) as n from ${table}`);
     const from = partition.from.toISOString();
     const to = partition.to.toISOString();
     const done = await underLockTimeout(TRUNCATE_LOCK_TIMEOUT_MS, async (tx) => {
+      await tx.execute(sql`lock table ${table} in access exclusive mode`);
+      const [row] = await queryRows<{ kept: boolean }>(tx, sql`select exists (select 1 from ${table} where ${anyOf(keeping)}) as kept`);
+      if (row?.kept) return false;
       await tx.execute(sql`truncate ${table}`);
       for (const rollup of ['log_level_counts', 'log_source_counts']) {
-        await tx.execute(sql`delete from ${sql.raw(rollup)} where bucket >= ${from}::timestamptz and bucket < ${to}::timestamptz`);
+        await tx.execute(
+          sql`delete from ${sql.raw(rollup)}
+               where ${anyOf(expired)} and grain in ('minute', 'hour', 'day')
+                 and bucket >= ${from}::timestamptz and bucket < ${to}::timestamptz`,
+        );
       }
+      return true;
     });
-    return done === BUSY ? undefined : Number(counted?.n ?? 0);
+    if (done === BUSY) return 'busy';
+    return done ? Number(counted?.n ?? 0) : 'kept';
   }
 
-  /** Drops an empty partition (it holds nothing to count) under DROP_LOCK_TIMEOUT_MS. */
+  /**
+   * Drops an empty partition. The logs table is locked first, waiting DROP_LOCK_TIMEOUT_MS at
+   * most: no insert can then reach the partition between the check that it is empty and the drop,
+   * which follows at once.
+   */
   async function drop(partition: DailyPartition): Promise<boolean> {
     const table = sql.raw(`"${partition.name}"`);
     const dropped = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, async (tx) => {
+      await tx.execute(sql`lock table only logs in access exclusive mode`);
       const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
       // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
       if (row?.full) return false;
@@ -202,15 +221,16 @@ export function createRetentionJob(deps: {
       const table = sql.raw(`"${partition.name}"`);
       // The projects whose logs of this day are still kept: if one has any, the day stays.
       const keeping = cutoffs.filter((p) => p.cutoff.getTime() < partition.to.getTime()).map((p) => p.id);
-      const [kept] = await queryRows<{ kept: boolean; any: boolean }>(
+      const expired = cutoffs.filter((p) => p.cutoff.getTime() >= partition.to.getTime()).map((p) => p.id);
+      const [found] = await queryRows<{ kept: boolean; any: boolean }>(
         db,
-        sql`select exists (select 1 from ${table} where project_id = any(${`{${keeping.join(',')}}`}::int[])) as kept,
-                   exists (select 1 from ${table}) as any`,
+        sql`select exists (select 1 from ${table} where ${anyOf(keeping)}) as kept, exists (select 1 from ${table}) as any`,
       );
-      if (kept?.kept) continue;
-      if (kept?.any) {
-        const gone = await empty(partition);
-        if (gone === undefined) {
+      if (found?.kept) continue;
+      if (found?.any) {
+        const gone = await empty(partition, keeping, expired);
+        if (gone === 'kept') continue;
+        if (gone === 'busy') {
           logger.info({ partition: partition.name }, 'retention: partition busy, its logs go row by row');
           continue;
         }

@@ -299,7 +299,10 @@ async function walkedPage(db: DbTx, others: SQL | undefined, search: string, wal
  * Every match through the trigram index, counted (the window runs before the cursor and the
  * offset, so `matched` is the size of the whole filtered list), and the page of them asked for.
  * Index scans (which would read the project in order) and sequential scans are turned off for
- * the statement, leaving bitmap scans of the trigram index, and-ed with the b-trees. Without
+ * the statement, leaving bitmap scans of the trigram index, and-ed with the b-trees. That plan
+ * does not depend on the text searched, so it is the generic one, planned once per connection
+ * (the statement is prepared): planning it over every daily partition cost as much as running it.
+ * Time bounds stay parameters, and the partitions outside them are pruned when it runs. Without
  * three letters or digits in a row the trigram index has nothing to look up, and forcing it
  * would read all of it: the planner chooses then.
  */
@@ -320,7 +323,10 @@ async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { 
       .offset(offset);
   const found = /[\p{L}\p{N}]{3}/u.test(filters.search)
     ? await withTransaction(db, async (tx) => {
-        await tx.execute(sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true)`);
+        await tx.execute(
+          sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
+                     set_config('plan_cache_mode', 'force_generic_plan', true)`,
+        );
         return page(tx);
       })
     : await page(db);
