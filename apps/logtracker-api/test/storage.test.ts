@@ -384,6 +384,27 @@ describe('search over many logs', () => {
     expect(all).toEqual(wanted);
   }, 120_000);
 
+  it('estimates the total of a common word from the share of it among the newest logs, far beyond what is counted', async () => {
+    // 42 000 logs, every other one matching: the first page fills within the newest 2 000, half
+    // of which match, so the total is half the project, marked as an estimate.
+    const many = (await createProject(t, owner)).id;
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${many}, 'info', case when i % 2 = 0 then 'Upstream timeout after ' || i || ' ms' else 'Request ' || i || ' served' end,
+                 now() - make_interval(secs => i)
+            from generate_series(1, 42000) as i`,
+    );
+    const first = (await list(many, 'search=timeout&per_page=50')).json();
+    expect(first.data.map((l: { message: string }) => l.message)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `Upstream timeout after ${2 * (i + 1)} ms`),
+    );
+    expect(first.meta).toMatchObject({ total: 21_000, total_is_estimate: true });
+    // The next page, by its cursor, goes on where the first ended, with the same estimate.
+    const next = (await list(many, `search=timeout&per_page=50&cursor=${first.meta.next_cursor}`)).json();
+    expect(next.data[0].message).toBe('Upstream timeout after 102 ms');
+    expect(next.meta).toMatchObject({ total: 21_000, total_is_estimate: true });
+  }, 120_000);
+
   it('combines a search shorter than a trigram with a level', async () => {
     const response = await list(mine, 'search=ms&level=info&per_page=500');
     expect(response.json().data.map((l: { message: string }) => l.message)).toEqual(

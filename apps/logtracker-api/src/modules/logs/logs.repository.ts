@@ -27,9 +27,8 @@ const EXACT_COUNT_MAX_COST = 10_000;
 
 /**
  * A search reads the newest logs in index order when the planner expects at least this share of
- * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About
- * where the two cost the same on a million-log project: reading a row in index order costs about
- * half of finding, fetching and sorting a match.
+ * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About where the two cost the same on a million-log project: reading a row in index
+ * order costs about half of finding, fetching and sorting a match.
  */
 const SEARCH_WALK_MIN_SHARE = 0.005;
 
@@ -241,42 +240,117 @@ function newestPage(db: DbTx, condition: SQL | undefined, limit: number, offset:
  *   keep the matches; a page fills within a few hundred rows, whatever the size of the project;
  * - a rare text: the trigram index finds every match, the newest are kept, and their number is
  *   the exact count, for free.
- * The share is the planner's estimate, which can be far off: a text common in other projects
- * and absent from this one would have the first plan read the whole project. So that read is
- * bounded, and a text that proves rare goes to the index after all.
+ * A first or cursor page takes the share from the planner's estimate over the day of logs before
+ * it (a few partitions to plan, where an estimate over every daily partition cost as much as the
+ * search), reads the newest logs no further than the page needs, and sizes the total by where it
+ * stopped. A page by offset is sized by the planner's estimate over the whole list. Either can
+ * be far off (a text common in other projects and absent from this one, common long ago and rare
+ * lately), so a read is bounded, and a text that proves rare goes to the index after all.
  */
 async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
   const others = { ...filters, search: undefined };
   const counted = where(projectId, { ...filters, after: undefined });
-  const [plan, unsearched] = await Promise.all([
-    estimate(db, counted),
-    rollupCount(db, projectId, others).then(async (exact) =>
-      exact === undefined ? estimate(db, where(projectId, { ...others, after: undefined })) : { rows: exact, cost: 0 },
-    ),
-  ]);
-  const share = plan.rows / Math.max(1, unsearched.rows);
-  if (share >= SEARCH_WALK_MIN_SHARE) {
-    const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
-    const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
-    const [walked, total] = await Promise.all([
-      walkedPage(db, where(projectId, others), filters.search, walkRows, limit, offset),
-      countLogs(db, counted, plan, true),
-    ]);
+  const newest = where(projectId, others);
+  let planned: Promise<Estimate> | undefined;
+  const plan = () => (planned ??= estimate(db, counted));
+  // The size of the list without the search: exact from the rollups where they can tell.
+  const unsearched = rollupCount(db, projectId, others).then(async (exact) =>
+    exact === undefined
+      ? { ...(await estimate(db, where(projectId, { ...others, after: undefined }))), exact: false }
+      : { rows: exact, cost: 0, exact: true },
+  );
+  // Awaited only on the paths that need it; a failure must not go unhandled on the others.
+  unsearched.catch(() => undefined);
+  const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
+
+  /** A full page from a read of the newest logs, where `share` of them matched. */
+  async function answer(rows: ListedLog[], share: number) {
+    const implied = Math.round(share * (await unsearched).rows);
+    const total =
+      offset === 0 && implied >= 2 * EXACT_COUNT_LIMIT
+        ? // Far beyond what is counted exactly: the share seen is the estimate.
+          { total: implied, estimated: true }
+        : await countLogs(db, counted, await plan(), true);
     // An estimate below what the page itself shows would be a last page before the last.
-    const answer = (rows: ListedLog[]) => ({ rows, ...total, total: Math.max(total.total, offset + limit) });
-    if (walked.rows.length === limit) return answer(walked.rows);
-    // Matches, but fewer among the newest logs than estimated: one longer walk, sized by the
-    // share just seen, when it stays within bounds.
-    const seen = walked.matched / walkRows;
-    if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
-      const longer = await walkedPage(db, where(projectId, others), filters.search, rowsFor(seen), limit, offset);
-      if (longer.rows.length === limit) return answer(longer.rows);
+    return { rows, ...total, total: Math.max(total.total, offset + limit) };
+  }
+
+  if (offset === 0) {
+    // The share of matches among the logs of the day before the page, as the planner sees it:
+    // that day's partitions only, so that it plans in a fraction of a millisecond.
+    const day = recentDay(filters);
+    const [all, recent, recentMatching] = await Promise.all([
+      unsearched,
+      estimate(db, where(projectId, { ...others, ...day, after: undefined })),
+      estimate(db, where(projectId, { ...filters, ...day, after: undefined })),
+    ]);
+    if (all.exact && !filters.after && all.rows <= SEARCH_WALK_ROWS.min) {
+      // A list this short is read whole: its matches are the page, and their number the total.
+      const whole = await walkedPage(db, newest, filters.search, SEARCH_WALK_ROWS.min, limit, 0);
+      return { rows: whole.rows, total: whole.matched, estimated: false };
+    }
+    const share = recentMatching.rows / Math.max(1, recent.rows);
+    if (share >= SEARCH_WALK_MIN_SHARE) {
+      // The newest logs, read no further than the page needs, twice what the share says at most.
+      const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
+      const streamed = await streamedPage(db, newest, filters.search, walkRows, limit);
+      if (streamed.rows.length === limit) return answer(streamed.rows, limit / streamed.read);
+      // Matches, but fewer among the newest logs than estimated: one longer read, sized by the
+      // share just seen, when it stays within bounds.
+      const seen = streamed.rows.length / walkRows;
+      if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
+        const longer = await streamedPage(db, newest, filters.search, rowsFor(seen), limit);
+        if (longer.rows.length === limit) return answer(longer.rows, limit / longer.read);
+      }
+    }
+  } else {
+    const [p, all] = await Promise.all([plan(), unsearched]);
+    const share = p.rows / Math.max(1, all.rows);
+    if (share >= SEARCH_WALK_MIN_SHARE) {
+      const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
+      const walked = await walkedPage(db, newest, filters.search, walkRows, limit, offset);
+      if (walked.rows.length === limit) return answer(walked.rows, walked.matched / walkRows);
+      const seen = walked.matched / walkRows;
+      if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
+        const longer = await walkedPage(db, newest, filters.search, rowsFor(seen), limit, offset);
+        if (longer.rows.length === limit) return answer(longer.rows, seen);
+      }
     }
   }
   const { rows, matched } = await indexedPage(db, projectId, filters, limit, offset);
   if (matched !== undefined) return { rows, total: matched, estimated: false };
   // The page is empty, so it carries no count: the cursor or the offset is past the last match.
-  return { rows, ...(await countLogs(db, counted, plan, true)) };
+  return { rows, ...(await countLogs(db, counted, await plan(), true)) };
+}
+
+/**
+ * The day of logs just before a first or cursor page: before the cursor or `to`, within `from`,
+ * else the last 24 hours.
+ */
+function recentDay(filters: LogFilters): { from: Date; to?: Date } {
+  const bounds = [filters.to?.getTime(), filters.after ? Date.parse(filters.after.timestamp) : undefined].filter(
+    (t): t is number => t !== undefined,
+  );
+  const end = bounds.length > 0 ? Math.min(...bounds) : undefined;
+  const start = Math.max((end ?? Date.now()) - 86_400_000, filters.from?.getTime() ?? -Infinity);
+  return { from: new Date(start), ...(end === undefined ? {} : { to: new Date(end) }) };
+}
+
+/**
+ * The first `limit` matches among the `walkRows` newest logs that pass the other filters, read in
+ * index order and no further than the last of them: the page, and how many logs were read to fill
+ * it (`read`, the position of its last match among the newest logs).
+ */
+async function streamedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number) {
+  const read = sql<number>`row_number() over (order by ${logs.timestamp} desc nulls last, ${logs.id} desc nulls last)`.as('read');
+  const newest = db.select({ ...listed, read }).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
+  const found = await db
+    .select()
+    .from(newest)
+    .where(ilike(newest.message, likePattern(search)))
+    .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
+    .limit(limit);
+  return { rows: found.map(({ read: _, ...row }) => row as ListedLog), read: Number(found.at(-1)?.read ?? walkRows) };
 }
 
 /**
