@@ -563,8 +563,11 @@ function ingestProbe(base, projectId, ingestKey) {
       const within = done.filter((d) => d.end >= from && d.end < to);
       const ends = [from, ...within.map((d) => d.end).sort((a, b) => a - b), to];
       let gap = 0;
-      for (let i = 1; i < ends.length; i++) gap = Math.max(gap, ends[i] - ends[i - 1]);
-      return { batches: within.length, ...percentiles(within.map((d) => d.latency)), max: Math.max(...within.map((d) => d.latency)), gap };
+      let gapEnd = from;
+      for (let i = 1; i < ends.length; i++) {
+        if (ends[i] - ends[i - 1] > gap) [gap, gapEnd] = [ends[i] - ends[i - 1], ends[i]];
+      }
+      return { batches: within.length, ...percentiles(within.map((d) => d.latency)), max: Math.max(...within.map((d) => d.latency)), gap, gapEnd };
     },
     async stop() {
       running = false;
@@ -582,16 +585,19 @@ function lockWaitMonitor(url) {
   const monitor = postgres(url, { max: 1, onnotice: () => {} });
   let running = true;
   let longest = 0;
+  let what = '';
   const waits = new Set();
   const polling = (async () => {
     while (running) {
       const waiting = await monitor`
-        select l.pid, l.waitstart::text as since, extract(epoch from clock_timestamp() - l.waitstart) * 1000 as ms
+        select l.pid, l.waitstart::text as since, extract(epoch from clock_timestamp() - l.waitstart) * 1000 as ms,
+               l.locktype || ' ' || l.mode || coalesce(' on ' || l.relation::regclass::text, '') as lock,
+               (select string_agg(left(b.query, 60), ' | ') from pg_stat_activity b where b.pid = any(pg_blocking_pids(l.pid))) as behind
           from pg_locks l join pg_stat_activity a on a.pid = l.pid
          where not l.granted and l.waitstart is not null and a.query like 'insert into logs%'`;
       for (const w of waiting) {
         waits.add(`${w.pid} ${w.since}`);
-        longest = Math.max(longest, Number(w.ms));
+        if (Number(w.ms) > longest) [longest, what] = [Number(w.ms), `${w.lock}, behind ${w.behind ?? 'nothing any more'}`];
       }
       await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
     }
@@ -601,7 +607,7 @@ function lockWaitMonitor(url) {
       running = false;
       await polling;
       await monitor.end({ timeout: 1 });
-      return { longest, waits: waits.size };
+      return { longest, waits: waits.size, what };
     },
   };
 }
@@ -626,7 +632,7 @@ async function measureRetention(rows, { sql, database, app, appEnv, projectIds, 
   await new Promise((r) => setTimeout(r, 2000));
   const locks = lockWaitMonitor(database.url);
   const retentionFrom = performance.now();
-  const cli = await runNode(appDir, 'dist/cli/retention.js', { ...appEnv, DATABASE_URL: database.url });
+  const cli = await runNode(appDir, 'dist/cli/retention.js', { ...appEnv, DATABASE_URL: database.url, LOG_LEVEL: 'info' });
   const retentionTo = performance.now();
   const lockWaits = await locks.stop();
   const quietLocks = lockWaitMonitor(database.url);
@@ -664,6 +670,16 @@ async function measureRetention(rows, { sql, database, app, appEnv, projectIds, 
     'info',
   ]);
   for (const row of rows.slice(-3)) log(`  ${row[1]}`);
+  log(`  the longest lock wait during retention: ${lockWaits.what || 'none'}; without: ${quietLockWaits.what || 'none'}`);
+  // What the retention job was doing around the longest wait for a batch.
+  const gapEnd = performance.timeOrigin + during.gapEnd;
+  const events = cli.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((e) => e.time >= gapEnd - during.gap - 1000 && e.time <= gapEnd + 200)
+    .map((e) => `${((e.time - gapEnd) / 1000).toFixed(3)} s ${e.msg}${e.partition ? ` ${e.partition}` : ''}${e.projectId ? ` project ${e.projectId}` : ''}`);
+  log(`  the longest wait ended ${((gapEnd - performance.timeOrigin - retentionFrom) / 1000).toFixed(1)} s into the run; the job's lines around it: ${events.join('; ') || 'none'}`);
 }
 
 // --- the run -------------------------------------------------------------------------------------

@@ -190,13 +190,22 @@ export function createRetentionJob(deps: {
   }
 
   /**
-   * Drops an empty partition. The logs table is locked first, waiting DROP_LOCK_TIMEOUT_MS at
-   * most: no insert can then reach the partition between the check that it is empty and the drop,
-   * which follows at once.
+   * Drops an empty partition. Every lock the drop needs is taken first, each waiting
+   * DROP_LOCK_TIMEOUT_MS at most: the partition's and the default partition's (which a drop also
+   * locks; nobody writes today's logs there), then the logs table's, last, so that inserts wait
+   * behind it no longer than one timeout and the drop itself, and never while the drop waits on
+   * something else (a vacuum of the partition, a read of the default one). No insert can reach the
+   * partition between the check that it is empty and the drop, which follows at once.
    */
   async function drop(partition: DailyPartition): Promise<boolean> {
     const table = sql.raw(`"${partition.name}"`);
+    const [parent] = await queryRows<{ fallback: string | null }>(
+      db,
+      sql`select nullif(partdefid, 0)::regclass::text as fallback from pg_partitioned_table where partrelid = 'logs'::regclass`,
+    );
     const dropped = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, async (tx) => {
+      await tx.execute(sql`lock table ${table} in access exclusive mode`);
+      if (parent?.fallback) await tx.execute(sql`lock table ${sql.raw(parent.fallback)} in access exclusive mode`);
       await tx.execute(sql`lock table only logs in access exclusive mode`);
       const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
       // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
