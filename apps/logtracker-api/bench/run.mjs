@@ -563,11 +563,8 @@ function ingestProbe(base, projectId, ingestKey) {
       const within = done.filter((d) => d.end >= from && d.end < to);
       const ends = [from, ...within.map((d) => d.end).sort((a, b) => a - b), to];
       let gap = 0;
-      let gapEnd = from;
-      for (let i = 1; i < ends.length; i++) {
-        if (ends[i] - ends[i - 1] > gap) [gap, gapEnd] = [ends[i] - ends[i - 1], ends[i]];
-      }
-      return { batches: within.length, ...percentiles(within.map((d) => d.latency)), max: Math.max(...within.map((d) => d.latency)), gap, gapEnd };
+      for (let i = 1; i < ends.length; i++) gap = Math.max(gap, ends[i] - ends[i - 1]);
+      return { batches: within.length, ...percentiles(within.map((d) => d.latency)), max: Math.max(...within.map((d) => d.latency)), gap };
     },
     async stop() {
       running = false;
@@ -632,7 +629,7 @@ async function measureRetention(rows, { sql, database, app, appEnv, projectIds, 
   await new Promise((r) => setTimeout(r, 2000));
   const locks = lockWaitMonitor(database.url);
   const retentionFrom = performance.now();
-  const cli = await runNode(appDir, 'dist/cli/retention.js', { ...appEnv, DATABASE_URL: database.url, LOG_LEVEL: 'info' });
+  const cli = await runNode(appDir, 'dist/cli/retention.js', { ...appEnv, DATABASE_URL: database.url });
   const retentionTo = performance.now();
   const lockWaits = await locks.stop();
   const quietLocks = lockWaitMonitor(database.url);
@@ -671,15 +668,6 @@ async function measureRetention(rows, { sql, database, app, appEnv, projectIds, 
   ]);
   for (const row of rows.slice(-3)) log(`  ${row[1]}`);
   log(`  the longest lock wait during retention: ${lockWaits.what || 'none'}; without: ${quietLockWaits.what || 'none'}`);
-  // What the retention job was doing around the longest wait for a batch.
-  const gapEnd = performance.timeOrigin + during.gapEnd;
-  const events = cli.stderr
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line))
-    .filter((e) => e.time >= gapEnd - during.gap - 1000 && e.time <= gapEnd + 200)
-    .map((e) => `${((e.time - gapEnd) / 1000).toFixed(3)} s ${e.msg}${e.partition ? ` ${e.partition}` : ''}${e.projectId ? ` project ${e.projectId}` : ''}`);
-  log(`  the longest wait ended ${((gapEnd - performance.timeOrigin - retentionFrom) / 1000).toFixed(1)} s into the run; the job's lines around it: ${events.join('; ') || 'none'}`);
 }
 
 // --- the run -------------------------------------------------------------------------------------
