@@ -263,14 +263,17 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
   unsearched.catch(() => undefined);
   const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
 
-  /** A full page from a read of the newest logs, where `share` of them matched. */
-  async function answer(rows: ListedLog[], share: number) {
+  /**
+   * A full page from a read of the newest logs, where `share` of them matched; `gate` is the
+   * estimate that decides whether the list is counted exactly (countLogs).
+   */
+  async function answer(rows: ListedLog[], share: number, gate: () => Promise<Estimate> = plan) {
     const implied = Math.round(share * (await unsearched).rows);
     const total =
       offset === 0 && implied >= 2 * EXACT_COUNT_LIMIT
         ? // Far beyond what is counted exactly: the share seen is the estimate.
           { total: implied, estimated: true }
-        : await countLogs(db, counted, await plan(), true);
+        : await countLogs(db, counted, await gate(), true);
     // An estimate below what the page itself shows would be a last page before the last.
     return { rows, ...total, total: Math.max(total.total, offset + limit) };
   }
@@ -290,17 +293,24 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
       return { rows: whole.rows, total: whole.matched, estimated: false };
     }
     const share = recentMatching.rows / Math.max(1, recent.rows);
+    // Whether to count exactly, judged without planning over every partition: the day's estimate
+    // scaled to the whole list (a bounded list plans over its own few partitions anyway).
+    const gate = async (): Promise<Estimate> => {
+      if (filters.from || filters.to) return plan();
+      const scale = (await unsearched).rows / Math.max(1, recent.rows);
+      return { rows: Math.round(recentMatching.rows * scale), cost: recentMatching.cost * scale };
+    };
     if (share >= SEARCH_WALK_MIN_SHARE) {
       // The newest logs, read no further than the page needs, twice what the share says at most.
       const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
       const streamed = await streamedPage(db, newest, filters.search, walkRows, limit);
-      if (streamed.rows.length === limit) return answer(streamed.rows, limit / streamed.read);
+      if (streamed.rows.length === limit) return answer(streamed.rows, limit / streamed.read, gate);
       // Matches, but fewer among the newest logs than estimated: one longer read, sized by the
       // share just seen, when it stays within bounds.
       const seen = streamed.rows.length / walkRows;
       if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
         const longer = await streamedPage(db, newest, filters.search, rowsFor(seen), limit);
-        if (longer.rows.length === limit) return answer(longer.rows, limit / longer.read);
+        if (longer.rows.length === limit) return answer(longer.rows, limit / longer.read, gate);
       }
     }
   } else {
