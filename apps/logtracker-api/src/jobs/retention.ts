@@ -191,21 +191,17 @@ export function createRetentionJob(deps: {
 
   /**
    * Drops an empty partition. Every lock the drop needs is taken first, each waiting
-   * DROP_LOCK_TIMEOUT_MS at most: the partition's and the default partition's (which a drop also
-   * locks; nobody writes today's logs there), then the logs table's, last, so that inserts wait
+   * DROP_LOCK_TIMEOUT_MS at most: the partition's and the default partition's (`fallback`, which a
+   * drop also locks; nobody writes today's logs there), then the logs table's, last, so that inserts wait
    * behind it no longer than one timeout and the drop itself, and never while the drop waits on
    * something else (a vacuum of the partition, a read of the default one). No insert can reach the
    * partition between the check that it is empty and the drop, which follows at once.
    */
-  async function drop(partition: DailyPartition): Promise<boolean> {
+  async function drop(partition: DailyPartition, fallback: string | undefined): Promise<boolean> {
     const table = sql.raw(`"${partition.name}"`);
-    const [parent] = await queryRows<{ fallback: string | null }>(
-      db,
-      sql`select nullif(partdefid, 0)::regclass::text as fallback from pg_partitioned_table where partrelid = 'logs'::regclass`,
-    );
     const dropped = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, async (tx) => {
       await tx.execute(sql`lock table ${table} in access exclusive mode`);
-      if (parent?.fallback) await tx.execute(sql`lock table ${sql.raw(parent.fallback)} in access exclusive mode`);
+      if (fallback) await tx.execute(sql`lock table ${sql.raw(fallback)} in access exclusive mode`);
       await tx.execute(sql`lock table only logs in access exclusive mode`);
       const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
       // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
@@ -225,18 +221,22 @@ export function createRetentionJob(deps: {
     if (cutoffs.length === 0) return result;
     const latest = Math.max(...cutoffs.map((p) => p.cutoff.getTime()));
     const earliest = Math.min(...cutoffs.map((p) => p.cutoff.getTime()));
+    const [parent] = await queryRows<{ fallback: string | null }>(
+      db,
+      sql`select nullif(partdefid, 0)::regclass::text as fallback from pg_partitioned_table where partrelid = 'logs'::regclass`,
+    );
     for (const partition of await dailyPartitions()) {
       if (stopping || partition.to.getTime() > latest) break;
       const table = sql.raw(`"${partition.name}"`);
-      // The projects whose logs of this day are still kept: if one has any, the day stays.
+      // Projects whose retention still covers this day: a log of one of them keeps the partition.
       const keeping = cutoffs.filter((p) => p.cutoff.getTime() < partition.to.getTime()).map((p) => p.id);
       const expired = cutoffs.filter((p) => p.cutoff.getTime() >= partition.to.getTime()).map((p) => p.id);
-      const [found] = await queryRows<{ kept: boolean; any: boolean }>(
+      const [found] = await queryRows<{ held: boolean; occupied: boolean }>(
         db,
-        sql`select exists (select 1 from ${table} where ${anyOf(keeping)}) as kept, exists (select 1 from ${table}) as any`,
+        sql`select exists (select 1 from ${table} where ${anyOf(keeping)}) as held, exists (select 1 from ${table}) as occupied`,
       );
-      if (found?.kept) continue;
-      if (found?.any) {
+      if (found?.held) continue;
+      if (found?.occupied) {
         const gone = await empty(partition, keeping, expired);
         if (gone === 'kept') continue;
         if (gone === 'busy') {
@@ -248,7 +248,7 @@ export function createRetentionJob(deps: {
         logger.info({ partition: partition.name, deleted: gone }, 'retention: expired day emptied');
       }
       if (partition.to.getTime() <= earliest) {
-        if (await drop(partition)) {
+        if (await drop(partition, parent?.fallback ?? undefined)) {
           result.dropped += 1;
           logger.info({ partition: partition.name }, 'retention: expired day dropped');
         }

@@ -27,8 +27,9 @@ const EXACT_COUNT_MAX_COST = 10_000;
 
 /**
  * A search reads the newest logs in index order when the planner expects at least this share of
- * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About where the two cost the same on a million-log project: reading a row in index
- * order costs about half of finding, fetching and sorting a match.
+ * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About
+ * where the two cost the same on a million-log project: reading a row in index order costs about
+ * half of finding, fetching and sorting a match.
  */
 const SEARCH_WALK_MIN_SHARE = 0.005;
 
@@ -278,6 +279,23 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
     return { rows, ...total, total: Math.max(total.total, offset + limit) };
   }
 
+  /**
+   * Reads the newest logs for a page when `share` says it fills within SEARCH_WALK_ROWS.max of
+   * them, and once more, longer, sized by the share seen when the first read comes short but
+   * found matches. Answers the page, or undefined for the index to find it.
+   */
+  async function readNewest(share: number, read: (walkRows: number) => Promise<NewestRead>, gate?: () => Promise<Estimate>) {
+    if (share < SEARCH_WALK_MIN_SHARE) return undefined;
+    const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
+    const first = await read(walkRows);
+    if (first.rows.length === limit) return answer(first.rows, first.share, gate);
+    if (first.share > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(first.share) <= SEARCH_WALK_ROWS.max) {
+      const longer = await read(rowsFor(first.share));
+      if (longer.rows.length === limit) return answer(longer.rows, longer.share, gate);
+    }
+    return undefined;
+  }
+
   if (offset === 0) {
     // The share of matches among the logs of the day before the page, as the planner sees it:
     // that day's partitions only, so that it plans in a fraction of a millisecond.
@@ -292,40 +310,26 @@ async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { s
       const whole = await walkedPage(db, newest, filters.search, SEARCH_WALK_ROWS.min, limit, 0);
       return { rows: whole.rows, total: whole.matched, estimated: false };
     }
-    const share = recentMatching.rows / Math.max(1, recent.rows);
     // Whether to count exactly, judged without planning over every partition: the day's estimate
     // scaled to the whole list (a bounded list plans over its own few partitions anyway).
     const gate = async (): Promise<Estimate> => {
       if (filters.from || filters.to) return plan();
-      const scale = (await unsearched).rows / Math.max(1, recent.rows);
+      const scale = all.rows / Math.max(1, recent.rows);
       return { rows: Math.round(recentMatching.rows * scale), cost: recentMatching.cost * scale };
     };
-    if (share >= SEARCH_WALK_MIN_SHARE) {
-      // The newest logs, read no further than the page needs, twice what the share says at most.
-      const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
-      const streamed = await streamedPage(db, newest, filters.search, walkRows, limit);
-      if (streamed.rows.length === limit) return answer(streamed.rows, limit / streamed.read, gate);
-      // Matches, but fewer among the newest logs than estimated: one longer read, sized by the
-      // share just seen, when it stays within bounds.
-      const seen = streamed.rows.length / walkRows;
-      if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
-        const longer = await streamedPage(db, newest, filters.search, rowsFor(seen), limit);
-        if (longer.rows.length === limit) return answer(longer.rows, limit / longer.read, gate);
-      }
-    }
+    // The newest logs, read no further than the page needs.
+    const found = await readNewest(
+      recentMatching.rows / Math.max(1, recent.rows),
+      (walkRows) => streamedPage(db, newest, filters.search, walkRows, limit),
+      gate,
+    );
+    if (found) return found;
   } else {
     const [p, all] = await Promise.all([plan(), unsearched]);
-    const share = p.rows / Math.max(1, all.rows);
-    if (share >= SEARCH_WALK_MIN_SHARE) {
-      const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
-      const walked = await walkedPage(db, newest, filters.search, walkRows, limit, offset);
-      if (walked.rows.length === limit) return answer(walked.rows, walked.matched / walkRows);
-      const seen = walked.matched / walkRows;
-      if (seen > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(seen) <= SEARCH_WALK_ROWS.max) {
-        const longer = await walkedPage(db, newest, filters.search, rowsFor(seen), limit, offset);
-        if (longer.rows.length === limit) return answer(longer.rows, seen);
-      }
-    }
+    const found = await readNewest(p.rows / Math.max(1, all.rows), (walkRows) =>
+      walkedPage(db, newest, filters.search, walkRows, limit, offset),
+    );
+    if (found) return found;
   }
   const { rows, matched } = await indexedPage(db, projectId, filters, limit, offset);
   if (matched !== undefined) return { rows, total: matched, estimated: false };
@@ -346,12 +350,18 @@ function recentDay(filters: LogFilters): { from: Date; to?: Date } {
   return { from: new Date(start), ...(end === undefined ? {} : { to: new Date(end) }) };
 }
 
+/** A page read from the newest logs, and the share of them that matched. */
+interface NewestRead {
+  rows: ListedLog[];
+  share: number;
+}
+
 /**
  * The first `limit` matches among the `walkRows` newest logs that pass the other filters, read in
- * index order and no further than the last of them: the page, and how many logs were read to fill
- * it (`read`, the position of its last match among the newest logs).
+ * index order and no further than the last of them (row_number streams, the scan stops): the page,
+ * and the share of matches among the logs read.
  */
-async function streamedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number) {
+async function streamedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number): Promise<NewestRead> {
   const read = sql<number>`row_number() over (order by ${logs.timestamp} desc nulls last, ${logs.id} desc nulls last)`.as('read');
   const newest = db.select({ ...listed, read }).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
   const found = await db
@@ -360,12 +370,16 @@ async function streamedPage(db: DbTx, others: SQL | undefined, search: string, w
     .where(ilike(newest.message, likePattern(search)))
     .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
     .limit(limit);
-  return { rows: found.map(({ read: _, ...row }) => row as ListedLog), read: Number(found.at(-1)?.read ?? walkRows) };
+  const rows = found.map(({ read: _, ...row }) => row as ListedLog);
+  // A full page: its matches over the logs read to fill it; else every match among the logs read.
+  const share = rows.length === limit ? limit / Number(found.at(-1)?.read) : rows.length / walkRows;
+  return { rows, share };
 }
 
 /**
  * The matches among the `walkRows` newest logs that pass the other filters: the page asked for,
- * and how many there were in all (0 when the page is empty: the offset may have passed them).
+ * how many there were in all (0 when the page is empty: the offset may have passed them), and
+ * their share.
  */
 async function walkedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number, offset: number) {
   const newest = db.select(listed).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
@@ -376,7 +390,8 @@ async function walkedPage(db: DbTx, others: SQL | undefined, search: string, wal
     .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
     .limit(limit)
     .offset(offset);
-  return { rows: found.map(({ matched: _, ...row }) => row as ListedLog), matched: Number(found[0]?.matched ?? 0) };
+  const matched = Number(found[0]?.matched ?? 0);
+  return { rows: found.map(({ matched: _, ...row }) => row as ListedLog), matched, share: matched / walkRows };
 }
 
 /**
