@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { AppError, errorStatus, type FieldErrors } from './errors.js';
+import { AppError, errorStatus, type ErrorCode, type FieldErrors } from './errors.js';
 
 const contextPrefix: Record<string, string> = { querystring: '', params: '', body: '', headers: '' };
 
@@ -44,8 +44,14 @@ function send(reply: FastifyReply, request: FastifyRequest, error: AppError) {
   if (error.headers) reply.headers(error.headers);
   const body: Record<string, unknown> = { error: error.code, message: error.message };
   if (error.errors) body.errors = error.errors;
+  if (error.extra) Object.assign(body, error.extra);
   if (error.statusCode >= 500) body.request_id = request.id;
   return reply.status(error.statusCode).type('application/json; charset=utf-8').send(body);
+}
+
+/** The table's code for a 4xx status (its first, for 404), or undefined for a status it lacks. */
+function codeOfStatus(status: number): ErrorCode | undefined {
+  return (Object.keys(errorStatus) as ErrorCode[]).find((code) => errorStatus[code] === status);
 }
 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
@@ -70,12 +76,25 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   } else {
     request.log.error({ err: error }, 'unhandled error');
   }
+  // A 4xx from a plugin keeps its status and gets its code from the table; a status the table
+  // lacks (a teapot) is still a client error, answered as 400.
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-  if (status < 500) {
-    const code = (Object.keys(errorStatus) as (keyof typeof errorStatus)[]).find((c) => errorStatus[c] === status);
-    return send(reply, request, new AppError(code ?? 'bad_request', error.message));
-  }
+  if (status < 500) return send(reply, request, new AppError(codeOfStatus(status) ?? 'bad_request', error.message));
   return send(reply, request, new AppError('internal_error', 'An unexpected error occurred'));
+}
+
+/**
+ * Errors Fastify raises before a route is found (Fastify's `frameworkErrors` option): a path
+ * parameter longer than the router's limit (414), a URL that does not decode (400). Without this
+ * they are answered in Fastify's own body, outside the envelope.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return send(reply, request, new AppError('uri_too_long', 'A path parameter is too long'));
+  }
+  if (error.code === 'FST_ERR_BAD_URL') return send(reply, request, new AppError('bad_request', 'The URL is not valid'));
+  return handleError(error, request, reply);
 }
 
 export const errorHandlerPlugin = fp(

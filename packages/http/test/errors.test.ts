@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, errorStatus, isAppError } from '../src/index.js';
+import { AppError, MAX_LISTED_FIELDS, MAX_MESSAGES_PER_FIELD, errorStatus, isAppError } from '../src/index.js';
 
 describe('AppError', () => {
   it('takes its status from the one table of codes', () => {
@@ -54,5 +54,23 @@ describe('AppError', () => {
     expect(isAppError(new Error('x'))).toBe(false);
     expect(isAppError({ code: 'conflict', statusCode: 409 })).toBe(false);
     expect(isAppError(undefined)).toBe(false);
+  });
+});
+
+describe('AppError.validation', () => {
+  it('lists every field of a small failure as given', () => {
+    const error = AppError.validation({ name: ['Required'] });
+    expect(error.errors).toEqual({ name: ['Required'] });
+    expect(error.extra).toBeUndefined();
+  });
+
+  it('caps a large failure and gives the count', () => {
+    const errors: Record<string, string[]> = {};
+    for (let i = 0; i < 20_000; i++) errors[`logs.${i}.level`] = ['Invalid option', 'a', 'b', 'c', 'd', 'e', 'f'];
+    const error = AppError.validation(errors);
+    expect(Object.keys(error.errors ?? {})).toHaveLength(MAX_LISTED_FIELDS);
+    expect(error.errors?.['logs.0.level']).toHaveLength(MAX_MESSAGES_PER_FIELD);
+    expect(error.extra).toEqual({ error_count: 20_000 });
+    expect(error.message).toContain('20000 fields failed');
   });
 });

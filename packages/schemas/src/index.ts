@@ -18,9 +18,51 @@ export const id = decimalId(2_147_483_647);
 /** An id of a `bigint` column (high-volume tables). */
 export const bigId = decimalId(Number.MAX_SAFE_INTEGER);
 
-/** PostgreSQL text cannot hold NUL characters; reject them as input rather than fail on insert. */
-export const noNul = (value: string) => !value.includes('\u0000');
-export const NO_NUL_MESSAGE = 'Must not contain NUL characters';
+/** Half of a UTF-16 surrogate pair without its other half (JSON can carry one: `"\ud800"`). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const UNSTORABLE_CHARACTERS = new RegExp(`\\u0000|${LONE_SURROGATE.source}`, 'g');
+
+/**
+ * Whether PostgreSQL can store the string: its text and jsonb hold no NUL character, and a lone
+ * surrogate has no UTF-8 form. Such input is refused as invalid rather than failing on insert.
+ */
+export const storableText = (value: string) => !value.includes('\u0000') && !LONE_SURROGATE.test(value);
+export const UNSTORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired UTF-16 surrogates';
+
+function isPlainObject(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  // Query strings and params are parsed into objects without a prototype.
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * The dotted paths (`logs.3.context.user`) of every string, and every object key, in a parsed
+ * JSON value that PostgreSQL could not store; at most `limit` of them. Iterative, so a deeply
+ * nested value cannot overflow the stack.
+ */
+export function unstorableTextPaths(value: unknown, limit = 100): string[] {
+  const found: string[] = [];
+  const pending: { value: unknown; path: string }[] = [{ value, path: '' }];
+  const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+  for (let item = pending.pop(); item && found.length < limit; item = pending.pop()) {
+    const { value: current, path } = item;
+    if (typeof current === 'string') {
+      if (!storableText(current)) found.push(path);
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) pending.push({ value: current[i], path: join(path, i) });
+    } else if (current !== null && typeof current === 'object' && isPlainObject(current)) {
+      // Plain objects only: a parser's own object (a batch kept as bytes, a stream) is its route's to check.
+      const entries = Object.entries(current);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, inner] = entries[i] as [string, unknown];
+        // A bad key is named by its replacement-character form, which can be shown and logged.
+        if (!storableText(key)) found.push(join(path, key.replace(UNSTORABLE_CHARACTERS, '\uFFFD')));
+        else pending.push({ value: inner, path: join(path, key) });
+      }
+    }
+  }
+  return found;
+}
 
 export const idParams = z.object({ id });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { email, envelope, errorResponses, idParams, iso, isoDateTime, paginationQuery, timestamp } from '../src/index.js';
+import { email, envelope, errorResponses, idParams, iso, isoDateTime, paginationQuery, storableText, timestamp, unstorableTextPaths } from '../src/index.js';
 import { z } from 'zod';
 
 describe('shared schemas', () => {
@@ -38,5 +38,29 @@ describe('shared schemas', () => {
   it('builds envelopes and error responses', () => {
     expect(envelope(z.object({ a: z.number() })).parse({ data: { a: 1 } })).toEqual({ data: { a: 1 } });
     expect(Object.keys(errorResponses(401, 404, 422))).toEqual(['401', '404', '422']);
+  });
+});
+
+describe('text PostgreSQL can store', () => {
+  it('refuses NUL characters and lone surrogates, keeps paired ones', () => {
+    expect(storableText('plain')).toBe(true);
+    expect(storableText('emoji \ud83d\ude00 paired')).toBe(true);
+    expect(storableText('a\u0000b')).toBe(false);
+    expect(storableText('x\ud800y')).toBe(false);
+    expect(storableText('x\udc00')).toBe(false);
+    expect(storableText('\ude00\ud83d')).toBe(false);
+  });
+
+  it('names the path of every bad string and key, up to a limit', () => {
+    const value = { logs: [{ message: 'ok' }, { message: 'x\ud800', context: { ['k\u0000']: 1, deep: ['\u0000'] } }] };
+    expect(unstorableTextPaths(value).sort()).toEqual(['logs.1.context.deep.0', 'logs.1.context.k\uFFFD', 'logs.1.message']);
+    expect(unstorableTextPaths(Array.from({ length: 500 }, () => '\u0000'), 10)).toHaveLength(10);
+    expect(unstorableTextPaths({ fine: ['a', { b: 'c' }] })).toEqual([]);
+  });
+
+  it('walks deep nesting without recursion', () => {
+    let deep: unknown = 'x\ud800';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(unstorableTextPaths(deep)).toHaveLength(1);
   });
 });

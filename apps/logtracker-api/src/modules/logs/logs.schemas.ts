@@ -1,4 +1,4 @@
-import { bigId, id, iso, NO_NUL_MESSAGE, noNul, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
+import { bigId, id, iso, UNSTORABLE_TEXT_MESSAGE, storableText, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
 import { z } from 'zod';
 import { LOG_LEVELS, type Log } from '../../db/schema/index.js';
 
@@ -27,7 +27,7 @@ export function contextProblem(value: unknown): string | undefined {
   for (let item = pending.pop(); item; item = pending.pop()) {
     const { value: current, depth } = item;
     if (typeof current === 'string') {
-      if (!noNul(current)) return NO_NUL_MESSAGE;
+      if (!storableText(current)) return UNSTORABLE_TEXT_MESSAGE;
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
@@ -36,7 +36,7 @@ export function contextProblem(value: unknown): string | undefined {
       for (const inner of current) pending.push({ value: inner, depth: depth + 1 });
     } else {
       for (const [key, inner] of Object.entries(current)) {
-        if (!noNul(key)) return NO_NUL_MESSAGE;
+        if (!storableText(key)) return UNSTORABLE_TEXT_MESSAGE;
         pending.push({ value: inner, depth: depth + 1 });
       }
     }
@@ -46,7 +46,7 @@ export function contextProblem(value: unknown): string | undefined {
 
 export const LogEntryBody = z.object({
   level: logLevel,
-  message: z.string().min(1, 'Message is required').max(65_536).refine(noNul, NO_NUL_MESSAGE),
+  message: z.string().min(1, 'Message is required').max(65_536).refine(storableText, UNSTORABLE_TEXT_MESSAGE),
   context: z
     .record(z.string(), z.unknown())
     .superRefine((c, ctx) => {
@@ -55,7 +55,7 @@ export const LogEntryBody = z.object({
     })
     .nullish(),
   timestamp: logTime.optional(),
-  source: z.string().trim().min(1).max(255).refine(noNul, NO_NUL_MESSAGE).nullish(),
+  source: z.string().trim().min(1).max(255).refine(storableText, UNSTORABLE_TEXT_MESSAGE).nullish(),
 });
 export type LogEntryBody = z.infer<typeof LogEntryBody>;
 
@@ -93,7 +93,7 @@ export function plainBatch(body: unknown): BatchBody | undefined {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
     const { level, message, context, timestamp, source } = entry as Record<string, unknown>;
     if (!LEVELS.has(level)) return undefined;
-    if (typeof message !== 'string' || message.length < 1 || message.length > 65_536 || !noNul(message)) return undefined;
+    if (typeof message !== 'string' || message.length < 1 || message.length > 65_536 || !storableText(message)) return undefined;
     if (context !== undefined && context !== null) {
       if (typeof context !== 'object' || Array.isArray(context) || contextProblem(context) !== undefined) return undefined;
     }
@@ -106,7 +106,7 @@ export function plainBatch(body: unknown): BatchBody | undefined {
       if (!(time.getTime() >= MIN_TIME && time.getTime() < MAX_TIME)) return undefined;
     }
     if (source !== undefined && source !== null) {
-      if (typeof source !== 'string' || source.length < 1 || source.length > 255 || source.trim() !== source || !noNul(source)) {
+      if (typeof source !== 'string' || source.length < 1 || source.length > 255 || source.trim() !== source || !storableText(source)) {
         return undefined;
       }
     }
@@ -157,7 +157,7 @@ export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 5
     level: logLevel.optional(),
     from_date: logTime.optional(),
     to_date: logTime.optional(),
-    search: z.string().min(1).max(500).refine(noNul, NO_NUL_MESSAGE).optional(),
+    search: z.string().min(1).max(500).refine(storableText, UNSTORABLE_TEXT_MESSAGE).optional(),
     pattern_id: id.optional().describe('Logs of one mined pattern (see insights); set by an analysis'),
   })
   .refine((q) => !q.from_date || !q.to_date || q.from_date <= q.to_date, {

@@ -1,4 +1,4 @@
-import { noNul } from '@repo/schemas';
+import { storableText } from '@repo/schemas';
 import type { LogLevel, NewLog } from '../../db/schema/index.js';
 import { contextProblem } from '../logs/logs.schemas.js';
 import type { ExportLogsRequest, OtlpKeyValue, OtlpLogRecord } from './otlp.schemas.js';
@@ -105,7 +105,7 @@ function mapRecord(
   if (body === null || body === '') return 'a log record has no body';
   const message = typeof body === 'string' ? body : JSON.stringify(body);
   if (message.length > 65_536) return 'a log record body is longer than 65 536 characters';
-  if (!noNul(message)) return 'a log record body contains a NUL character';
+  if (!storableText(message)) return 'a log record body contains a NUL character';
 
   const timestamp = nanosToDate(record.timeUnixNano) ?? nanosToDate(record.observedTimeUnixNano) ?? ctx.receivedAt;
   const t = timestamp.getTime();
@@ -126,7 +126,7 @@ function mapRecord(
     level: levelOf(record.severityNumber, record.severityText),
     message,
     context: Object.keys(context).length > 0 ? context : null,
-    source: source && noNul(source) ? source : null,
+    source: source && storableText(source) ? source : null,
     timestamp,
     receivedAt: ctx.receivedAt,
   };

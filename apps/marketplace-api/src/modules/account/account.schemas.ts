@@ -1,4 +1,4 @@
-import { email, envelope, iso, noNul, NO_NUL_MESSAGE, timestamp } from '@repo/schemas';
+import { email, envelope, iso, storableText, UNSTORABLE_TEXT_MESSAGE, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { DEVICE_KINDS, LANGS } from '../../db/schema/index.js';
 import { nameField, optionalPhoneField } from '../auth/auth.schemas.js';
@@ -30,7 +30,7 @@ function base64urlKey(bytes: number, check?: (decoded: Buffer) => boolean) {
     });
 }
 
-const platformField = z.string().trim().min(1).max(40).refine(noNul, NO_NUL_MESSAGE).optional();
+const platformField = z.string().trim().min(1).max(40).refine(storableText, UNSTORABLE_TEXT_MESSAGE).optional();
 
 const WebPushDevice = z.object({
   kind: z.literal('webpush'),

@@ -1,4 +1,4 @@
-import { id, iso, noNul, NO_NUL_MESSAGE, paginationQuery, timestamp } from '@repo/schemas';
+import { id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginationQuery, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { DOCUMENT_TYPES, VALIDATION_STATUSES, type PrestataireProfile, type User } from '../../db/schema/index.js';
 import { DocumentResponse, RequiredDocumentResponse } from '../documents/documents.schemas.js';
@@ -11,7 +11,7 @@ export const adminText = (min: number, max: number) =>
     .trim()
     .min(min, `Must be at least ${min} characters`)
     .max(max, `Must be at most ${max} characters`)
-    .refine(noNul, NO_NUL_MESSAGE);
+    .refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 export const PrestataireParams = z.object({ prestataire: id });
 

@@ -1,11 +1,11 @@
-import { email, envelope, id, iso, noNul, NO_NUL_MESSAGE, paginatedEnvelope, paginationQuery, passwordField, timestamp } from '@repo/schemas';
+import { email, envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, passwordField, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS, ROLES, USER_STATUSES, type PrestataireProfile, type User } from '../../db/schema/index.js';
 import { lowerBound, rangeReversed, upperBound, ActivityEntryResponse } from '../activity-log/activity-log.schemas.js';
 import { nameField, optionalPhoneField, siretField } from '../auth/auth.schemas.js';
 import { presentUser, UserResponse } from '../users/users.schemas.js';
 
-const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(noNul, NO_NUL_MESSAGE);
+const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 /** `true` / `false` in a query string. */
 const queryBoolean = z.enum(['true', 'false'], { message: 'Must be true or false' }).transform((v) => v === 'true');
@@ -19,7 +19,7 @@ export const ListUsersQuery = paginationQuery({ defaultPerPage: 20, maxPerPage: 
   .extend({
     role: z.enum(ROLES).optional(),
     status: z.enum(USER_STATUSES).optional(),
-    q: z.string().trim().min(1).max(100).refine(noNul, NO_NUL_MESSAGE).describe('Part of the name or e-mail, any case').optional(),
+    q: z.string().trim().min(1).max(100).refine(storableText, UNSTORABLE_TEXT_MESSAGE).describe('Part of the name or e-mail, any case').optional(),
     email_verified: queryBoolean.optional(),
     created_from: lowerBound.optional(),
     created_to: upperBound.optional(),
@@ -82,7 +82,7 @@ export type UpdateUserBody = z.infer<typeof UpdateUserBody>;
 export const UpdateStatusBody = z
   .object({
     status: z.enum(USER_STATUSES),
-    reason: z.string().trim().max(1000).refine(noNul, NO_NUL_MESSAGE).nullish(),
+    reason: z.string().trim().max(1000).refine(storableText, UNSTORABLE_TEXT_MESSAGE).nullish(),
   })
   .superRefine((body, ctx) => {
     if (body.status !== 'active' && !body.reason) {
@@ -92,8 +92,8 @@ export const UpdateStatusBody = z
 export type UpdateStatusBody = z.infer<typeof UpdateStatusBody>;
 
 export const SendWarningBody = z.object({
-  subject: z.string().trim().min(3).max(150).refine(noNul, NO_NUL_MESSAGE),
-  message: z.string().trim().min(3).max(5000).refine(noNul, NO_NUL_MESSAGE),
+  subject: z.string().trim().min(3).max(150).refine(storableText, UNSTORABLE_TEXT_MESSAGE),
+  message: z.string().trim().min(3).max(5000).refine(storableText, UNSTORABLE_TEXT_MESSAGE),
 });
 export type SendWarningBody = z.infer<typeof SendWarningBody>;
 

@@ -1,10 +1,10 @@
-import { iso, noNul, NO_NUL_MESSAGE, timestamp } from '@repo/schemas';
+import { iso, storableText, UNSTORABLE_TEXT_MESSAGE, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS } from '../../db/schema/index.js';
 import { AI_FEATURES } from './ai.service.js';
 
 export const SuggestBody = z.object({
-  description: z.string().trim().min(10).max(2000).refine(noNul, NO_NUL_MESSAGE),
+  description: z.string().trim().min(10).max(2000).refine(storableText, UNSTORABLE_TEXT_MESSAGE),
   vehicle_id: z.number().int().min(1).max(2_147_483_647).optional(),
   lang: z.enum(LANGS).optional(),
 });

@@ -1,12 +1,12 @@
-import { email, envelope, noNul, NO_NUL_MESSAGE, passwordField } from '@repo/schemas';
+import { email, envelope, storableText, UNSTORABLE_TEXT_MESSAGE, passwordField } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS } from '../../db/schema/index.js';
 import { normaliseSiret, siretValid } from '../../lib/siret.js';
 import { AuthPayload, UserResponse } from '../users/users.schemas.js';
 
-export const nameField = z.string().trim().min(1, 'Required').max(100).refine(noNul, NO_NUL_MESSAGE);
+export const nameField = z.string().trim().min(1, 'Required').max(100).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
-const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(noNul, NO_NUL_MESSAGE);
+const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 /**
  * A phone number in E.164 (`+33612345678`) or French national form (`06 12 34 56 78`), stored in

@@ -1,8 +1,8 @@
-import { envelope, id, noNul, NO_NUL_MESSAGE, paginatedEnvelope, paginationQuery } from '@repo/schemas';
+import { envelope, id, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery } from '@repo/schemas';
 import { z } from 'zod';
 import type { City, Service, ServiceCategory } from '../../db/schema/index.js';
 
-const searchText = z.string().trim().min(1, 'Must not be empty').max(100).refine(noNul, NO_NUL_MESSAGE);
+const searchText = z.string().trim().min(1, 'Must not be empty').max(100).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 export const ServiceParams = z.object({ service: id });
 

@@ -1,4 +1,4 @@
-import { noNul, NO_NUL_MESSAGE, timestamp } from '@repo/schemas';
+import { storableText, UNSTORABLE_TEXT_MESSAGE, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { KYC_STATUSES } from '../../db/schema/index.js';
 import {
@@ -18,7 +18,7 @@ const name = z
   .trim()
   .min(1)
   .max(100)
-  .refine(noNul, NO_NUL_MESSAGE)
+  .refine(storableText, UNSTORABLE_TEXT_MESSAGE)
   .refine((v) => /\p{L}/u.test(v), { message: 'Must contain letters' });
 
 const calendarDate = z.string().trim().refine(isCalendarDate, { message: 'Must be a real date written YYYY-MM-DD' });

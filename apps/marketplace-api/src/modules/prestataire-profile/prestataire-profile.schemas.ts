@@ -1,8 +1,8 @@
-import { noNul, NO_NUL_MESSAGE } from '@repo/schemas';
+import { storableText, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
 import { phoneField } from '../auth/auth.schemas.js';
 
-const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(noNul, NO_NUL_MESSAGE);
+const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 /** Forms send an empty field to clear an optional value. */
 const emptyToNull = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? null : value);
@@ -25,7 +25,7 @@ export function isTimeZone(value: string): boolean {
 export const UpdateProfileBody = z
   .object({
     business_name: text(255).optional(),
-    description: z.preprocess(emptyToNull, z.string().trim().max(2000).refine(noNul, NO_NUL_MESSAGE).nullable().optional()),
+    description: z.preprocess(emptyToNull, z.string().trim().max(2000).refine(storableText, UNSTORABLE_TEXT_MESSAGE).nullable().optional()),
     address: text(255).optional(),
     postal_code: z
       .string()

@@ -1,4 +1,4 @@
-import { envelope, id, iso, noNul, NO_NUL_MESSAGE, paginatedEnvelope, paginationQuery, timestamp } from '@repo/schemas';
+import { envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { CategorySummary } from '../catalogue/catalogue.schemas.js';
 import { mediaUrl } from '../users/users.schemas.js';
@@ -19,7 +19,7 @@ export const SearchPrestatairesQuery = paginationQuery({ defaultPerPage: 20, max
     city_id: id.optional(),
     service_id: id.optional(),
     category_id: id.optional(),
-    q: z.string().trim().min(1, 'Must not be empty').max(100).refine(noNul, NO_NUL_MESSAGE).optional(),
+    q: z.string().trim().min(1, 'Must not be empty').max(100).refine(storableText, UNSTORABLE_TEXT_MESSAGE).optional(),
     min_rating: z.coerce.number().min(0).max(5).optional(),
     sort: z.enum(SEARCH_SORTS).optional(),
   })

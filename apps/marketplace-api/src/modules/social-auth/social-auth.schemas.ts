@@ -1,7 +1,7 @@
-import { noNul, NO_NUL_MESSAGE } from '@repo/schemas';
+import { storableText, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
 
-const name = z.string().trim().max(100).refine(noNul, NO_NUL_MESSAGE);
+const name = z.string().trim().max(100).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 export const SocialSignInBody = z.object({
   id_token: z.string().min(1).max(16_384).describe("The provider's OpenID Connect ID token"),

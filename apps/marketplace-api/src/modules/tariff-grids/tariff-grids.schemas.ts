@@ -1,4 +1,4 @@
-import { iso, noNul, NO_NUL_MESSAGE, paginationQuery, timestamp } from '@repo/schemas';
+import { iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginationQuery, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { VEHICLE_CATEGORIES, type TariffGrid } from '../../db/schema/index.js';
 
@@ -6,7 +6,7 @@ import { VEHICLE_CATEGORIES, type TariffGrid } from '../../db/schema/index.js';
 const regionCode = z.string().regex(/^\d{2}$/, 'Must be an INSEE region code (two digits)');
 
 export const TariffGridBody = z.object({
-  name: z.string().trim().min(2).max(120).refine(noNul, NO_NUL_MESSAGE),
+  name: z.string().trim().min(2).max(120).refine(storableText, UNSTORABLE_TEXT_MESSAGE),
   vehicle_category: z.enum(VEHICLE_CATEGORIES),
   region_code: regionCode.nullish(),
   hourly_rate_cents: z.number().int().min(1).max(100_000),

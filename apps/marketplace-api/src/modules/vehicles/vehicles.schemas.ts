@@ -1,10 +1,10 @@
-import { iso, noNul, NO_NUL_MESSAGE, timestamp } from '@repo/schemas';
+import { iso, storableText, UNSTORABLE_TEXT_MESSAGE, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { FUELS, type Vehicle } from '../../db/schema/index.js';
 import type { RepairVehicle } from '../../integrations/repairdata/repairdata.js';
 import { normalisePlate, normaliseVin, vinProblem } from '../../lib/vin.js';
 
-const text = (max: number) => z.string().trim().min(1).max(max).refine(noNul, NO_NUL_MESSAGE);
+const text = (max: number) => z.string().trim().min(1).max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 
 /** A VIN, upper-cased with spaces removed, checked against ISO 3779 (and the check digit for North America). */
 export const vinField = z
