@@ -61,6 +61,8 @@ export const commonEnvShape = {
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   TOKEN_TTL_DAYS: env.positiveInt(30),
   TRUST_PROXY: bool.default(false),
+  /** The browsable documentation and the OpenAPI document at /docs; on unless switched off. */
+  DOCS_ENABLED: bool.default(true),
 };
 
 export interface CommonConfig {
@@ -73,6 +75,7 @@ export interface CommonConfig {
   rateLimit: { authenticated: number; public: number; store: 'memory' | 'redis'; redisUrl?: string };
   auth: { jwtSecret: string; tokenTtlDays: number };
   trustProxy: boolean;
+  docsEnabled: boolean;
 }
 
 type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
@@ -106,6 +109,7 @@ export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; po
       tokenTtlDays: parsed.TOKEN_TTL_DAYS,
     },
     trustProxy: parsed.TRUST_PROXY,
+    docsEnabled: parsed.DOCS_ENABLED,
   };
 }
 

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
@@ -49,6 +50,12 @@ function send(reply: FastifyReply, request: FastifyRequest, error: AppError) {
   return reply.status(error.statusCode).type('application/json; charset=utf-8').send(body);
 }
 
+/** A client error the table has no code for: its status, and its name as the code. */
+function sendStatus(reply: FastifyReply, request: FastifyRequest, status: number, message: string) {
+  const code = (STATUS_CODES[status] ?? 'client_error').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+  return reply.status(status).type('application/json; charset=utf-8').send({ error: code, message });
+}
+
 /** The table's code for a 4xx status (its first, for 404), or undefined for a status it lacks. */
 function codeOfStatus(status: number): ErrorCode | undefined {
   return (Object.keys(errorStatus) as ErrorCode[]).find((code) => errorStatus[code] === status);
@@ -76,10 +83,14 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   } else {
     request.log.error({ err: error }, 'unhandled error');
   }
-  // A 4xx from a plugin keeps its status and gets its code from the table; a status the table
-  // lacks (a teapot) is still a client error, answered as 400.
+  // A 4xx from a plugin keeps its status, with the table's code for it, or a code made of the
+  // status's own name for one the table lacks (418 → im_a_teapot).
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-  if (status < 500) return send(reply, request, new AppError(codeOfStatus(status) ?? 'bad_request', error.message));
+  if (status < 500) {
+    const code = codeOfStatus(status);
+    if (code) return send(reply, request, new AppError(code, error.message));
+    return sendStatus(reply, request, status, error.message);
+  }
   return send(reply, request, new AppError('internal_error', 'An unexpected error occurred'));
 }
 

@@ -11,8 +11,11 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { Redis } from 'ioredis';
-import { errorHandlerPlugin } from './error-handler.js';
+import { UNSTORABLE_TEXT_MESSAGE, unstorableTextPaths } from '@repo/schemas';
+import { registerBodyGuards } from './body-guards.js';
+import { errorHandlerPlugin, handleFrameworkError } from './error-handler.js';
 import { AppError } from './errors.js';
+import { serializeError } from './log-errors.js';
 
 export interface ServerOptions {
   logLevel: string;
@@ -24,6 +27,26 @@ export interface ServerOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+const DEFAULT_REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'];
+
+/** The logger's options with the error serializer that never logs what a request sent (log-errors.ts). */
+function withErrorSerializer(logger: FastifyServerOptions['logger'], level: string): FastifyServerOptions['logger'] {
+  if (logger === false) return false;
+  const base = typeof logger === 'object' ? logger : { level, redact: { paths: DEFAULT_REDACT, remove: true } };
+  const err = serializeError as (error: Error) => { type: string; message: string; stack: string; [key: string]: unknown };
+  return { ...base, serializers: { err, ...base.serializers } };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route checks the text of its own input for what PostgreSQL cannot store (OTLP counts
+     * such records as rejected and stores the rest), so the server-wide check leaves it alone.
+     */
+    checksOwnText?: boolean;
+  }
+}
+
 /**
  * A Fastify instance with the conventions both services share: zod validation and serialisation,
  * request ids taken from `x-request-id` (or generated) and echoed back, structured pino logs that
@@ -31,10 +54,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function createServer(options: ServerOptions) {
   const app = Fastify({
-    logger: options.logger ?? {
-      level: options.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'], remove: true },
-    },
+    logger: withErrorSerializer(options.logger, options.logLevel),
     trustProxy: options.trustProxy ?? false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,
@@ -42,6 +62,8 @@ export function createServer(options: ServerOptions) {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
+    // A path parameter over the router's length limit, or a URL that does not decode: the envelope.
+    frameworkErrors: handleFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -51,6 +73,25 @@ export function createServer(options: ServerOptions) {
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  registerBodyGuards(app);
+  // PostgreSQL cannot store a NUL character or an unpaired surrogate (which JSON can carry as
+  // `"\ud800"`): any such string in a body, query or path answers 422 naming where it is, for every
+  // route, before a query could fail on it.
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.checksOwnText) return;
+    const errors: Record<string, string[]> = {};
+    for (const part of [request.params, request.query, request.body]) {
+      for (const path of unstorableTextPaths(part)) errors[path || 'body'] = [UNSTORABLE_TEXT_MESSAGE];
+    }
+    if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    // Every answer is what its Content-Type says (no sniffing), and none is cached unless its
+    // route says so: answers carry tokens, keys and personal data.
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
   });
   app.register(errorHandlerPlugin);
   return app;
@@ -78,6 +119,8 @@ export interface FoundationOptions {
     description: string;
     version: string;
     prefix: string;
+    /** Serve the browsable docs and the document at `prefix` (default true); the document is built either way. */
+    enabled?: boolean;
     tags?: { name: string; description: string }[];
     /** Security schemes beyond `bearerAuth`, e.g. an API-key header. */
     securitySchemes?: Record<string, { type: 'apiKey'; in: 'header'; name: string; description?: string }>;
@@ -155,7 +198,16 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(swaggerUi, { routePrefix: options.docs.prefix, uiConfig: { docExpansion: 'list' } });
+  if (options.docs.enabled === false) return;
+  await app.register(swaggerUi, {
+    routePrefix: options.docs.prefix,
+    // The validator badge would send the document to a third party.
+    uiConfig: { docExpansion: 'list', validatorUrl: null },
+    // swagger-ui's own policy (its scripts by hash, nothing from elsewhere), without
+    // `upgrade-insecure-requests`, which would break the docs served over plain HTTP in development.
+    staticCSP: true,
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+  });
 }
 
 /** Route options that take a route out of the rate limiter (health probes, documentation). */

@@ -9,6 +9,7 @@ export interface TestAppOptions {
   identify?: (request: FastifyRequest) => string | undefined;
   bodyLimit?: number;
   logger?: Parameters<typeof createServer>[0]['logger'];
+  docsEnabled?: boolean;
 }
 
 /** A server with the shared foundation (CORS, rate limits, docs) registered, ready for routes. */
@@ -27,6 +28,7 @@ export async function buildApp(options: TestAppOptions = {}): Promise<AppInstanc
       description: 'The API the shared http package tests run against',
       version: '1.0.0',
       prefix: '/docs',
+      enabled: options.docsEnabled,
       tags: [{ name: 'logs', description: 'Log ingestion' }],
     },
   };

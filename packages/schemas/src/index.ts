@@ -30,9 +30,9 @@ export const storableText = (value: string) => !value.includes('\u0000') && !LON
 export const UNSTORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired UTF-16 surrogates';
 
 function isPlainObject(value: object): boolean {
-  const prototype: unknown = Object.getPrototypeOf(value);
-  // Query strings and params are parsed into objects without a prototype.
-  return prototype === Object.prototype || prototype === null;
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  // Query strings and params are parsed into objects without Object's prototype (or with an empty one of their own).
+  return prototype === null || prototype === Object.prototype || Object.getPrototypeOf(prototype) === null;
 }
 
 /**

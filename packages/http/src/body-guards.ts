@@ -1,0 +1,76 @@
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+
+/** How long a connection closed on an unread body keeps reading it, so the client reads the answer. */
+const LINGER_MS = 10_000;
+
+const continued = new WeakSet<FastifyRequest['raw']>();
+
+function expectsContinue(request: FastifyRequest): boolean {
+  const expect = request.headers.expect;
+  return typeof expect === 'string' && expect.toLowerCase() === '100-continue';
+}
+
+function isMultipart(request: FastifyRequest): boolean {
+  // Uploads are bounded by the multipart reader's own file limits, not by the JSON body limit.
+  return /^multipart\//i.test(request.headers['content-type'] ?? '');
+}
+
+/**
+ * Closes a connection after its answer without cutting off a client still sending: the write side
+ * is shut (the client sees the end of the answer) and whatever the client still sends is read and
+ * discarded, until it closes or LINGER_MS pass. Destroying the socket at once, as Node does, makes
+ * the kernel reset the connection while the client is sending, and a client that is still
+ * sending (curl with a large body) reports a send failure and never reads the 413.
+ */
+function lingerOnClose(socket: Socket) {
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    this.end();
+    this.resume();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+  };
+}
+
+/**
+ * Answers for bodies that will not be read:
+ * - A body whose `Content-Length` is over the route's limit is refused with 413 before a byte of
+ *   it is read.
+ * - `Expect: 100-continue` is answered only once the request has passed every check before its
+ *   body is parsed (limits, authentication, rate limits); a request refused before then gets its
+ *   final answer instead, and the client need not send the body at all. (Node answers 100 as soon
+ *   as the headers arrive, unless the server handles `checkContinue` itself.)
+ * - A response sent while the body is still unread closes the connection (the next request could
+ *   not be told from the rest of the body), after letting the client finish sending.
+ */
+export function registerBodyGuards(app: FastifyInstance) {
+  app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
+
+  app.addHook('onRequest', async (request) => {
+    const declared = request.headers['content-length'];
+    if (declared === undefined || isMultipart(request)) return;
+    const length = Number(declared);
+    if (Number.isFinite(length) && length > request.routeOptions.bodyLimit) {
+      throw new AppError('payload_too_large', `The request body is too large (at most ${request.routeOptions.bodyLimit} bytes)`);
+    }
+  });
+
+  app.addHook('preParsing', async (request, reply, payload) => {
+    if (expectsContinue(request) && !continued.has(request.raw)) {
+      continued.add(request.raw);
+      reply.raw.writeContinue();
+    }
+    return payload;
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    // Answered before the whole body arrived (refused, or answered without reading it).
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      lingerOnClose(request.raw.socket);
+    }
+    return payload;
+  });
+}
