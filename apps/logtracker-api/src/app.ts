@@ -71,6 +71,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
       description: 'Collects application logs per project, filters, searches and analyses them.',
       version: VERSION,
       prefix: '/docs',
+      enabled: config.docsEnabled,
       tags: [
         { name: 'auth', description: 'Accounts and sessions' },
         { name: 'projects', description: 'Projects and their members' },

@@ -75,6 +75,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         'Vehicle owners post service requests, providers send offers, appointments, payments, reviews and conversations.',
       version: VERSION,
       prefix: '/docs',
+      enabled: config.docsEnabled,
       tags: [
         { name: 'auth', description: 'Registration, sign-in, e-mail verification and password reset' },
         { name: 'account', description: 'The signed-in user: profile, photo, devices, language, deletion' },

@@ -122,6 +122,8 @@ export const errorEnvelope = z.object({
   error: z.string(),
   message: z.string(),
   errors: z.record(z.string(), z.array(z.string())).optional(),
+  /** How many fields failed, when `errors` lists only the first of them. */
+  error_count: z.number().int().optional(),
   request_id: z.string().optional(),
 });
 

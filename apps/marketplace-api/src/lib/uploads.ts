@@ -1,4 +1,5 @@
 import { AppError, type FieldErrors } from '@repo/http';
+import { storableText, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import type { FastifyRequest } from 'fastify';
 import { fileTypeFromBuffer } from 'file-type';
 import type { z } from 'zod';
@@ -27,23 +28,53 @@ export async function readMultipart(
   if (!request.isMultipart()) throw new AppError('bad_request', 'Send the file as multipart/form-data');
   const files: UploadedFile[] = [];
   const fields: Record<string, string> = {};
-  for await (const part of request.parts()) {
-    if (part.type === 'file') {
-      if (files.length >= opts.maxFiles) {
-        // Drain the stream so the request completes, then refuse.
-        part.file.resume();
-        throw AppError.validation({ [part.fieldname]: [`At most ${opts.maxFiles} file(s) per request`] });
+  try {
+    for await (const part of request.parts()) {
+      if (!storableText(part.fieldname)) throw AppError.validation({ [safeName(part.fieldname)]: [UNSTORABLE_TEXT_MESSAGE] });
+      if (part.type === 'file') {
+        if (files.length >= opts.maxFiles) {
+          // Drain the stream so the request completes, then refuse.
+          part.file.resume();
+          throw AppError.validation({ [part.fieldname]: [`At most ${opts.maxFiles} file(s) per request`] });
+        }
+        const buffer = await part.toBuffer();
+        const sniffed = buffer.length > 0 ? await fileTypeFromBuffer(buffer) : undefined;
+        const extension = sniffed ? opts.accept[sniffed.mime] : undefined;
+        if (!sniffed || !extension) throw AppError.validation({ [part.fieldname]: [`Must be ${opts.acceptLabel}`] });
+        files.push({ field: part.fieldname, filename: safeFilename(part.filename, extension), buffer, mimeType: sniffed.mime, extension });
+      } else if (typeof part.value === 'string') {
+        if (!storableText(part.value)) throw AppError.validation({ [part.fieldname]: [UNSTORABLE_TEXT_MESSAGE] });
+        fields[part.fieldname] = part.value;
       }
-      const buffer = await part.toBuffer();
-      const sniffed = buffer.length > 0 ? await fileTypeFromBuffer(buffer) : undefined;
-      const extension = sniffed ? opts.accept[sniffed.mime] : undefined;
-      if (!sniffed || !extension) throw AppError.validation({ [part.fieldname]: [`Must be ${opts.acceptLabel}`] });
-      files.push({ field: part.fieldname, filename: part.filename.slice(0, 255) || `upload.${extension}`, buffer, mimeType: sniffed.mime, extension });
-    } else if (typeof part.value === 'string') {
-      fields[part.fieldname] = part.value;
     }
+  } catch (error) {
+    throw multipartError(error);
   }
   return { files, fields };
+}
+
+/**
+ * The multipart reader's errors in the envelope: its limits keep their statuses (413 for a file
+ * too large, too many parts), and the parser's own failures — no boundary, a body cut short, a
+ * malformed part header — are the client's: 400.
+ */
+function multipartError(error: unknown): unknown {
+  if (error instanceof AppError) return error;
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return error;
+  const reason = error instanceof Error ? error.message.replace(/^Multipart:\s*/i, '') : 'unreadable';
+  return new AppError('bad_request', `The multipart body is malformed: ${reason}`, { cause: error });
+}
+
+/** A name safe to show and store: no control characters, path separators or unpaired surrogates. */
+function safeName(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/** The client's file name without any directory part or unsafe character, at most 255 characters. */
+function safeFilename(filename: string, extension: string): string {
+  const base = safeName(filename.split(/[\\/]/).pop() ?? '').replace(/^\.+/, '').trim().slice(0, 255);
+  return base || `upload.${extension}`;
 }
 
 /** Validates the text fields of a multipart request with the same 422 shape as a JSON body. */

@@ -34,13 +34,6 @@ export function auditDocument(doc: Document): Record<string, unknown> {
   };
 }
 
-/** Control characters (and NUL, which PostgreSQL text refuses) never belong in a file name. */
-function cleanFileName(name: string, extension: string): string {
-  // eslint-disable-next-line no-control-regex
-  const cleaned = name.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return cleaned || `document.${extension}`;
-}
-
 /**
  * Compliance documents: a prestataire's own uploads, files an admin puts on any account, and the
  * admin's downloads. Files are stored under `private/`, which the public media route never serves.
@@ -64,7 +57,7 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage }) {
           userId,
           type: upload.fields.type,
           storageKey: key,
-          originalName: cleanFileName(upload.file.filename, upload.file.extension),
+          originalName: upload.file.filename,
           mimeType: upload.file.mimeType,
           sizeBytes: upload.file.buffer.length,
           expiresOn: upload.fields.expires_on ?? null,
