@@ -193,8 +193,8 @@ describe('POST /api/projects/{project_id}/logs', () => {
       ['a timestamp given as a number', { level: 'info', message: 'x', timestamp: 1767323045000 }, 'timestamp'],
       ['a message containing a NUL character', { level: 'info', message: 'before\u0000after' }, 'message'],
       ['a source containing a NUL character', { level: 'info', message: 'x', source: 'api\u0000' }, 'source'],
-      ['a context containing a NUL character', { level: 'info', message: 'x', context: { k: 'v\u0000' } }, 'context'],
-      ['a context key containing a NUL character', { level: 'info', message: 'x', context: { 'k\u0000': 'v' } }, 'context'],
+      ['a context containing a NUL character', { level: 'info', message: 'x', context: { k: 'v\u0000' } }, 'context.k'],
+      ['a context key containing a NUL character', { level: 'info', message: 'x', context: { 'k\u0000': 'v' } }, 'context.k\uFFFD'],
       ['a context nested 33 levels deep', { level: 'info', message: 'x', context: nested(33) }, 'context'],
       // Deep enough to overflow JSON.stringify when the row is written: must be a 422, never a 500.
       ['a context nested 20 000 levels deep', `{"level":"info","message":"x","context":${deepJson(20_000)}}`, 'context'],

@@ -67,10 +67,16 @@ export function registerBodyGuards(app: FastifyInstance) {
 
   app.addHook('onSend', async (request, reply, payload) => {
     // Answered before the whole body arrived (refused, or answered without reading it).
-    if (!request.raw.complete) {
+    if (hasBody(request) && !request.raw.complete) {
       reply.header('connection', 'close');
       lingerOnClose(request.raw.socket);
     }
     return payload;
   });
+}
+
+/** Whether the request declares a body (an upgrade or a bodiless GET is never "unread"). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
