@@ -64,10 +64,10 @@ export function otlpRoutes(deps: {
             throw new AppError('forbidden', 'OTLP export takes a project ingest key, not a user token');
           }
         },
+        // The media type is judged before a byte is read (OTLP/HTTP answers any other with 415).
         // Collectors compress by default (the Collector's otlphttp exporter sends gzip). The body
         // limit counts the decompressed bytes, so a small compressed bomb still answers 413.
         preParsing: async (request, _reply, payload) => {
-          // OTLP/HTTP: "415 Unsupported Media Type" for any other, before a byte is read.
           const type = mediaTypeOf(request);
           if (type !== JSON_TYPE && type !== PROTOBUF) {
             const sent = type ? `Content-Type "${type}" is not supported` : 'Content-Type is missing';
@@ -92,7 +92,13 @@ export function otlpRoutes(deps: {
         // error, as OTLP/HTTP prescribes, its message the envelope's with the fields that failed.
         onSend: async (request, reply, payload) => {
           if (mediaTypeOf(request) !== PROTOBUF || typeof payload !== 'string') return payload;
-          const body: unknown = JSON.parse(payload);
+          let body: unknown;
+          try {
+            body = JSON.parse(payload);
+          } catch {
+            // Not an answer of this route's (every one is JSON until here): left as it is.
+            return payload;
+          }
           reply.type(PROTOBUF);
           return reply.statusCode < 400
             ? encodeExportResponse(body as ExportLogsResponse)
