@@ -128,7 +128,7 @@ export const errorEnvelope = z.object({
 });
 
 /** The error responses every route may answer, for the OpenAPI document. */
-export function errorResponses<const C extends readonly (400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503)[]>(
+export function errorResponses<const C extends readonly (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 502 | 503)[]>(
   ...codes: C
 ) {
   return Object.fromEntries(codes.map((c) => [c, errorEnvelope])) as { [K in C[number]]: typeof errorEnvelope };

@@ -1,4 +1,4 @@
-import { storableText } from '@repo/schemas';
+import { storableText, unstorableTextPaths } from '@repo/schemas';
 import type { LogLevel, NewLog } from '../../db/schema/index.js';
 import { contextProblem } from '../logs/logs.schemas.js';
 import type { ExportLogsRequest, OtlpKeyValue, OtlpLogRecord } from './otlp.schemas.js';
@@ -48,9 +48,17 @@ export function decodeValue(value: unknown): unknown {
 }
 
 export function decodeAttributes(attributes: OtlpKeyValue[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const kv of attributes ?? []) out[kv.key] = decodeValue(kv.value);
-  return out;
+  // fromEntries defines each key as an own property: an assignment to a key named "__proto__"
+  // would replace the object's prototype instead.
+  return Object.fromEntries((attributes ?? []).map((kv) => [kv.key, decodeValue(kv.value)]));
+}
+
+/**
+ * Where text PostgreSQL cannot store (NUL, an unpaired UTF-16 surrogate) sits in a value, named
+ * under `prefix`: such a record is refused on its own, the others of its export stored.
+ */
+function unstorableAt(prefix: string, value: unknown): string[] {
+  return unstorableTextPaths(value, 5).map((path) => (path ? `${prefix}.${path}` : prefix));
 }
 
 function nanosToDate(value: string | number | undefined): Date | undefined {
@@ -81,10 +89,12 @@ export function mapExportRequest(request: ExportLogsRequest, projectId: number, 
   for (const resourceLogs of request.resourceLogs) {
     const resource = decodeAttributes(resourceLogs.resource?.attributes);
     const serviceName = typeof resource['service.name'] === 'string' ? (resource['service.name'] as string) : undefined;
+    const resourceText = unstorableAt('resource', resource);
     for (const scopeLogs of resourceLogs.scopeLogs ?? []) {
       const scope = scopeLogs.scope?.name || undefined;
+      const unstorable = scope === undefined ? resourceText : [...resourceText, ...unstorableAt('scope.name', scope)];
       for (const record of scopeLogs.logRecords ?? []) {
-        const result = mapRecord(record, { projectId, receivedAt, resource, serviceName, scope });
+        const result = mapRecord(record, { projectId, receivedAt, resource, serviceName, scope, unstorable });
         if (typeof result === 'string') {
           rejected += 1;
           if (errors.length < 5) errors.push(result);
@@ -99,19 +109,39 @@ export function mapExportRequest(request: ExportLogsRequest, projectId: number, 
 
 function mapRecord(
   record: OtlpLogRecord,
-  ctx: { projectId: number; receivedAt: Date; resource: Record<string, unknown>; serviceName?: string; scope?: string },
+  ctx: {
+    projectId: number;
+    receivedAt: Date;
+    resource: Record<string, unknown>;
+    serviceName?: string;
+    scope?: string;
+    /** Paths of unstorable text in the record's resource and scope. */
+    unstorable: string[];
+  },
 ): NewLog | string {
   const body = decodeValue(record.body);
   if (body === null || body === '') return 'a log record has no body';
+  const attributes = decodeAttributes(record.attributes);
+  // Checked in the decoded body, not in its JSON text: stringify would escape a NUL inside a
+  // structured body into storable "\u0000" and keep a record the others lose.
+  const unstorable = [
+    ...unstorableAt('body', body),
+    ...unstorableAt('attributes', attributes),
+    ...unstorableAt('traceId', record.traceId ?? ''),
+    ...unstorableAt('spanId', record.spanId ?? ''),
+    ...ctx.unstorable,
+  ];
+  if (unstorable.length > 0) {
+    return `a log record holds a NUL character or an unpaired UTF-16 surrogate at ${unstorable.slice(0, 5).join(', ')}`;
+  }
   const message = typeof body === 'string' ? body : JSON.stringify(body);
   if (message.length > 65_536) return 'a log record body is longer than 65 536 characters';
-  if (!storableText(message)) return 'a log record body contains a NUL character';
 
   const timestamp = nanosToDate(record.timeUnixNano) ?? nanosToDate(record.observedTimeUnixNano) ?? ctx.receivedAt;
   const t = timestamp.getTime();
   if (!Number.isFinite(t) || t < MIN_TIME || t >= MAX_TIME) return 'a log record has a time outside 1970–2100';
 
-  const context: Record<string, unknown> = { ...decodeAttributes(record.attributes) };
+  const context: Record<string, unknown> = { ...attributes };
   if (record.traceId) context.trace_id = record.traceId;
   if (record.spanId) context.span_id = record.spanId;
   if (ctx.scope) context['otel.scope'] = ctx.scope;
@@ -126,6 +156,7 @@ function mapRecord(
     level: levelOf(record.severityNumber, record.severityText),
     message,
     context: Object.keys(context).length > 0 ? context : null,
+    // Cut at 255, a surrogate pair may lose its second half: no source rather than a broken one.
     source: source && storableText(source) ? source : null,
     timestamp,
     receivedAt: ctx.receivedAt,

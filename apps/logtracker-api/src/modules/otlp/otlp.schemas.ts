@@ -63,3 +63,4 @@ export const ExportLogsResponse = z.object({
     .object({ rejectedLogRecords: z.number().int(), errorMessage: z.string() })
     .optional(),
 });
+export type ExportLogsResponse = z.infer<typeof ExportLogsResponse>;
