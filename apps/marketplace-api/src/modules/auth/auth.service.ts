@@ -48,12 +48,15 @@ export function createAuthService(deps: {
     const actor = actorOf(ctx);
     if (user.passwordHash) {
       if (!password) throw AppError.validation({ [field]: ['Required'] });
-      throttle.check(user.email, ctx.ip);
+      // Counted per session, not per address: whoever holds a stolen token may change addresses
+      // at will, but not sessions; and the owner's own sign-in stays unaffected.
+      const source = `session:${actor.sessionId}`;
+      throttle.check(user.email, source);
       if (!(await verifyPassword(user.passwordHash, password))) {
-        throttle.fail(user.email, ctx.ip);
+        throttle.fail(user.email, source);
         throw AppError.validation({ [field]: ['The password is incorrect'] });
       }
-      throttle.succeed(user.email);
+      throttle.succeed(user.email, source);
       return;
     }
     const startedAt = await usersRepo.sessionStartedAt(db, actor.sessionId);
@@ -114,7 +117,7 @@ export function createAuthService(deps: {
         throttle.fail(body.email, ctx.ip);
         throw new AppError('unauthenticated', BAD_CREDENTIALS);
       }
-      throttle.succeed(body.email);
+      throttle.succeed(body.email, ctx.ip);
       if (user.status === 'banned') throw new AppError('forbidden', 'This account has been banned');
       if (user.status === 'suspended') throw new AppError('forbidden', 'This account is suspended; contact support');
       if (opts.prestataireOnly && user.role !== 'prestataire') {
