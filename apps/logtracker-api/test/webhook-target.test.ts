@@ -53,7 +53,7 @@ describe('which addresses a webhook may reach', () => {
     const base = { LOG_LEVEL: 'silent', DATA_DIR: 'memory://' };
     expect(loadConfig({ ...base, NODE_ENV: 'development' }).alerts.allowPrivateNetworks).toBe(true);
     expect(loadConfig({ ...base, NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }).alerts.allowPrivateNetworks).toBe(false);
-    expect(loadConfig({ ...base, NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }).alerts.allowPrivateNetworks).toBe(false);
+    expect(loadConfig({ ...base, NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SMTP_URL: 'smtp://mail.example.com' }).alerts.allowPrivateNetworks).toBe(false);
   });
 });
 

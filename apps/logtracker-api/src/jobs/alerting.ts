@@ -27,7 +27,7 @@ declare module 'fastify' {
  */
 export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; events: LogEvents }) {
   const { config, db, events } = deps;
-  const mailer = createMailer(config.mail, app.log);
+  const mailer = createMailer({ ...config.mail, production: config.env === 'production' }, app.log);
   const webhookAgent = createWebhookAgent({ allowPrivateNetworks: config.alerts.allowPrivateNetworks });
   const evaluator = createAlertEvaluator({ db, log: app.log });
   const worker = createAlertWorker({
