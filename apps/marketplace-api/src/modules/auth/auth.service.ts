@@ -42,9 +42,17 @@ export function createAuthService(deps: {
   /**
    * Confirms that the signed-in person is the account's owner before a sensitive action: its
    * password (throttled like sign-in, so a stolen token cannot guess it), or for an account that
-   * has none, a sign-in within the last 15 minutes.
+   * has none, a sign-in within the last 15 minutes (or the window given). The session's start is
+   * the moment its token was issued, held server-side so it cannot be forged.
    */
-  async function reauthenticate(ctx: RequestContext, user: User, password: string | undefined, field: string) {
+  async function reauthenticate(
+    ctx: RequestContext,
+    user: User,
+    password: string | undefined,
+    field: string,
+    opts: { recentSignInMs?: number } = {},
+  ) {
+    const recentMs = opts.recentSignInMs ?? RECENT_SIGN_IN_MS;
     const actor = actorOf(ctx);
     if (user.passwordHash) {
       if (!password) throw AppError.validation({ [field]: ['Required'] });
@@ -60,8 +68,9 @@ export function createAuthService(deps: {
       return;
     }
     const startedAt = await usersRepo.sessionStartedAt(db, actor.sessionId);
-    if (!startedAt || Date.now() - startedAt.getTime() > RECENT_SIGN_IN_MS) {
-      throw new AppError('forbidden', 'Sign in again to confirm this action (a sign-in within the last 15 minutes is required)');
+    if (!startedAt || Date.now() - startedAt.getTime() > recentMs) {
+      const minutes = Math.round(recentMs / 60_000);
+      throw new AppError('forbidden', `Sign in again to confirm this action (a sign-in within the last ${minutes} minutes is required)`);
     }
   }
 
