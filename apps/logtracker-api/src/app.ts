@@ -9,6 +9,7 @@ import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
 import { loggerOptions } from './logging.js';
 import { createSessionStore } from './modules/auth/auth.service.js';
+import { createWebhookGuard, type ResolveHost } from './modules/alerts/webhook-target.js';
 import { createIngestKeysService } from './modules/ingest-keys/ingest-keys.service.js';
 import { createLogEvents } from './modules/logs/log-events.js';
 import { createProjectAccess } from './modules/projects/projects.service.js';
@@ -19,6 +20,8 @@ export interface AppOverrides {
   database?: DatabaseHandle<Schema>;
   logger?: ServerOptions['logger'];
   throttle?: LoginThrottle;
+  /** How webhook host names are resolved (tests answer from a table instead of DNS). */
+  resolveHost?: ResolveHost;
 }
 
 /**
@@ -56,6 +59,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const access = createProjectAccess({ db: database.db });
   const ingestKeys = createIngestKeysService({ db: database.db, access });
   const events = createLogEvents((error) => app.log.error({ err: error }, 'log listener failed'));
+  const webhookGuard = createWebhookGuard({ allowPrivateNetworks: config.alerts.allowPrivateNetworks, resolve: overrides.resolveHost });
 
   await registerFoundation(app, {
     cors: config.cors,
@@ -98,8 +102,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     access,
     events,
     ingestKeys,
+    webhookGuard,
   });
-  registerAlerting(app, { config, db: database.db, events });
+  registerAlerting(app, { config, db: database.db, events, webhookGuard });
   registerRetention(app, { config, db: database.db });
   registerMaintenance(app, { config, db: database.db });
   return app;

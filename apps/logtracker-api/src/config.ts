@@ -1,4 +1,4 @@
-import { buildCommonConfig, commonEnvShape, env, parseEnv, type CommonConfig } from '@repo/config';
+import { buildCommonConfig, commonEnvShape, ConfigError, env, parseEnv, type CommonConfig } from '@repo/config';
 import { z } from 'zod';
 
 const schema = z.object({
@@ -39,7 +39,7 @@ export interface Config extends CommonConfig {
   ingestRateLimit: number;
   /** Partition upkeep and rollup compaction, in seconds between runs; 0 turns it off. */
   maintenanceIntervalSeconds: number;
-  /** SMTP when `smtpUrl` is set; otherwise e-mails are written to the app log. */
+  /** SMTP when `smtpUrl` is set (required in production); otherwise e-mails are kept in memory for development. */
   mail: { smtpUrl?: string; from: string };
   /**
    * The alert delivery worker. It starts with the app unless disabled (by default in tests, which
@@ -67,6 +67,10 @@ export interface Config extends CommonConfig {
 /** Reads the environment once; nothing else in the app reads process.env. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Readonly<Config> {
   const parsed = parseEnv(schema, source);
+  if (parsed.NODE_ENV === 'production' && !parsed.SMTP_URL) {
+    // The built-in mailer keeps alerts in memory only: in production they would reach nobody.
+    throw new ConfigError('Invalid configuration:\n  SMTP_URL: required in production (NODE_ENV=production): alert e-mails need a mail server');
+  }
   return Object.freeze({
     ...buildCommonConfig(parsed, { appName: 'logtracker-api', port: parsed.PORT }),
     migrateOnStart: parsed.MIGRATE_ON_START,

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertDeliveries } from '../src/db/schema/index.js';
-import { createWebhookAgent } from '../src/modules/alerts/webhook-target.js';
+import { createWebhookGuard } from '../src/modules/alerts/webhook-target.js';
 import { createAlertWorker, retryDelayMs } from '../src/jobs/alert-worker.js';
 import {
   configureAlerts,
@@ -255,8 +255,7 @@ describe('webhook delivery', () => {
         intervalMs: 1000,
         maxAttempts: MAX_ATTEMPTS,
         webhookTimeoutMs: TIMEOUT_MS,
-        webhookAgent: createWebhookAgent({ allowPrivateNetworks: true }),
-        allowPrivateNetworks: true,
+        webhookGuard: createWebhookGuard({ allowPrivateNetworks: true }),
         batchSize: 2,
       });
       const runs = await Promise.all([worker().runOnce(), other.runOnce(), other.runOnce(), worker().runOnce()]);

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { ConfigError } from '@repo/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   configureAlerts,
@@ -10,6 +11,9 @@ import {
   startSmtpSink,
 } from './alerts-support.js';
 import { buildTestApp, createProject, createUser, type TestApp } from './helpers.js';
+import { loadConfig } from '../src/config.js';
+import { createMailer, type LogMailer } from '../src/integrations/mail/index.js';
+import { createLogMailer } from '../src/integrations/mail/mailer.js';
 
 const MAIL_FROM = 'Ops Alerts <ops-alerts@example.test>';
 
@@ -85,7 +89,7 @@ describe('e-mail delivery over SMTP', () => {
 });
 
 describe('e-mail without SMTP_URL', () => {
-  it('writes the message to the application log and counts it delivered', async () => {
+  it('keeps the message in the in-memory outbox, logs no content, and counts it delivered', async () => {
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -93,21 +97,47 @@ describe('e-mail without SMTP_URL', () => {
         callback();
       },
     });
-    const offline = await buildTestApp({}, { logger: { level: 'info', stream } });
+    const offline = await buildTestApp({}, { logger: { level: 'trace', stream } });
     try {
-      expect(offline.app.alerting.mailer.kind).toBe('log');
+      const mailer = offline.app.alerting.mailer as LogMailer;
+      expect(mailer.kind).toBe('log');
       const { project } = await emailAlert(offline, ['oncall@example.test'], 'Offline project');
       expect(await offline.app.alerting.worker.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
-      const logged = lines.map((l) => JSON.parse(l) as { mail?: { to: string; subject: string; text: string; from: string } }).find((l) => l.mail);
-      expect(logged?.mail).toMatchObject({
-        to: 'oncall@example.test',
-        from: 'Log Tracker <alerts@logtracker.local>',
-        subject: '[Log Tracker] Offline project: 3 error logs in 15 min',
-      });
-      expect(logged?.mail?.text).toContain('invoice export failed #0');
+      expect(mailer.outbox).toEqual([
+        expect.objectContaining({
+          to: 'oncall@example.test',
+          from: 'Log Tracker <alerts@logtracker.local>',
+          subject: '[Log Tracker] Offline project: 3 error logs in 15 min',
+        }),
+      ]);
+      expect(mailer.outbox[0]!.text).toContain('invoice export failed #0');
+
+      const logged = lines.map((l) => JSON.parse(l) as { mail?: Record<string, unknown> }).filter((l) => l.mail);
+      expect(logged.map((l) => l.mail)).toEqual([{ template: 'alert', to_domain: 'example.test', message_id: mailer.outbox[0]!.id }]);
+      const everything = lines.join('\n');
+      for (const content of ['invoice export failed', 'Offline project: 3 error', 'oncall@example.test', '<script>']) {
+        expect(everything).not.toContain(content);
+      }
       expect((await deliveriesOfProject(offline, project.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
     } finally {
       await offline.close();
     }
+  });
+
+  it('keeps at most the latest messages', async () => {
+    const mailer = createLogMailer({ log: { info: () => undefined }, from: 'x@example.test', limit: 3 });
+    for (let i = 0; i < 5; i++) await mailer.send({ to: `r${i}@example.test`, subject: `s${i}`, text: 't' });
+    expect(mailer.outbox.map((m) => m.to)).toEqual(['r2@example.test', 'r3@example.test', 'r4@example.test']);
+  });
+});
+
+describe('e-mail in production', () => {
+  const production = { NODE_ENV: 'production', JWT_SECRET: 'a-production-secret-that-is-long-enough', DATA_DIR: 'memory://' };
+
+  it('refuses to start without SMTP_URL, with a readable configuration error', () => {
+    expect(() => loadConfig(production)).toThrow(ConfigError);
+    expect(() => loadConfig(production)).toThrow(/SMTP_URL: required in production/);
+    expect(loadConfig({ ...production, SMTP_URL: 'smtp://mail.example.com:587' }).mail.smtpUrl).toBe('smtp://mail.example.com:587');
+    expect(() => createMailer({ from: 'x@example.test', production: true }, { info: () => undefined })).toThrow(/SMTP_URL/);
   });
 });

@@ -25,8 +25,8 @@ function registration(overrides: Record<string, unknown> = {}) {
 }
 
 const register = (payload: unknown) => t.app.inject({ method: 'POST', url: '/api/auth/register', payload: payload as object });
-const login = (email: string, password: string) =>
-  t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password } });
+const login = (email: string, password: string, remoteAddress = '127.0.0.1') =>
+  t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password }, remoteAddress });
 const me = (token?: string) =>
   t.app.inject({ method: 'GET', url: '/api/user', headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
 const logout = (token: string) =>
@@ -215,7 +215,7 @@ describe('POST /api/auth/login', () => {
     expect(Object.keys(invalid.errors ?? {})).toEqual(['email']);
   });
 
-  it('locks one e-mail out with 429 and Retry-After after 5 failures, even with the right password', async () => {
+  it('makes the failing address wait after 5 failures (429 with Retry-After), even with the right password', async () => {
     const user = await createUser(t);
     for (let i = 0; i < 5; i++) {
       expectError(await login(user.email, `wrong password ${i}`), 401, 'unauthenticated');
@@ -227,10 +227,12 @@ describe('POST /api/auth/login', () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(locked.body).not.toContain('token');
 
-    // The lock-out is per e-mail, whatever its casing: another account still signs in.
+    // The wait is per e-mail (whatever its casing) and address: another account still signs in
+    // from this address, and the owner from an address that has not failed.
     expectError(await login(user.email.toUpperCase(), PASSWORD), 429, 'rate_limited');
     const other = await createUser(t);
     expect((await login(other.email, PASSWORD)).statusCode).toBe(200);
+    expect((await login(user.email, PASSWORD, '198.51.100.23')).statusCode).toBe(200);
   });
 
   it('forgets earlier failures after a successful login', async () => {

@@ -146,6 +146,7 @@ describe('migrate CLI (node dist/cli/migrate.js)', () => {
     // Nothing listens on port 1 of the loopback: the connection is refused at once.
     const result = await run(process.execPath, [cli], {
       NODE_ENV: 'production',
+      SMTP_URL: 'smtp://127.0.0.1:1',
       JWT_SECRET: 'a-test-secret-that-is-long-enough-0123456789',
       DATABASE_URL: 'postgres://nobody@127.0.0.1:1/logtracker',
     });

@@ -52,7 +52,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const { db } = database;
 
   const storage = await createLocalStorage(config.storage.dir);
-  const mailer = createMailer({ db, log: app.log, smtpUrl: config.mail.smtpUrl, from: config.mail.from });
+  const mailer = createMailer({ db, log: app.log, smtpUrl: config.mail.smtpUrl, from: config.mail.from, production: config.env === 'production' });
   app.decorate('mailer', mailer);
   // Queued e-mails are recorded before the database closes.
   app.addHook('onClose', async () => {

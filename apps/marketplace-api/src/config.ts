@@ -44,7 +44,7 @@ export interface Config extends CommonConfig {
   /** Run the migrations when the database opens (off where a Job migrates before a rollout). */
   migrateOnStart: boolean;
   appUrl: string;
-  /** SMTP when `smtpUrl` is set; otherwise messages go to the log and the outbox table only. */
+  /** SMTP when `smtpUrl` is set (required in production); otherwise messages stay in the outbox table only. */
   mail: { smtpUrl?: string; from: string };
   /** Social sign-in: accepted audiences (client ids) and where the provider's signing keys are. */
   social: {
@@ -79,6 +79,11 @@ export interface Config extends CommonConfig {
 export function loadConfig(source: Record<string, string | undefined> = process.env): Readonly<Config> {
   const parsed = parseEnv(schema, source);
   const common = buildCommonConfig(parsed, { appName: 'marketplace-api', port: parsed.PORT });
+  if (parsed.NODE_ENV === 'production' && !parsed.SMTP_URL) {
+    // The built-in mailer only keeps messages in the outbox table: in production reset links and
+    // codes would reach nobody (and must never be read from a log instead).
+    throw new ConfigError('Invalid configuration:\n  SMTP_URL: required in production (NODE_ENV=production): e-mails carry sign-in links and codes');
+  }
   if (Boolean(parsed.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(parsed.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('Invalid configuration:\n  BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
   }

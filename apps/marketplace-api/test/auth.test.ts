@@ -355,40 +355,55 @@ describe('POST /auth/login/prestataire', () => {
 });
 
 describe('login throttling', () => {
-  it('locks an e-mail out after five failures with 429 and Retry-After, until the window passes', async () => {
+  it('makes one address wait after five failures for an account, 429 with Retry-After, doubling each time', async () => {
     const client = await createClient(t);
-    for (let i = 0; i < 5; i++) expectError(await login(client.email, `wrong-${i}-password`), 401, 'unauthenticated');
-    const locked = await login(client.email, client.password);
-    expectError(locked, 429, 'rate_limited');
-    const retryAfter = Number(locked.headers['retry-after']);
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
-    // Other accounts are unaffected.
-    const other = await createClient(t);
-    expect((await login(other.email, other.password)).statusCode).toBe(200);
-
-    now += (retryAfter + 1) * 1000;
-    expect((await login(client.email, client.password)).statusCode).toBe(200);
+    const attacker = freshIp();
+    for (let i = 0; i < 5; i++) expectError(await login(client.email, `wrong-${i}-password`, attacker), 401, 'unauthenticated');
+    const waiting = await login(client.email, client.password, attacker);
+    expectError(waiting, 429, 'rate_limited');
+    expect(waiting.headers['retry-after']).toBe('1');
+    now += 1000;
+    expectError(await login(client.email, 'wrong-again-password', attacker), 401, 'unauthenticated');
+    expect((await login(client.email, client.password, attacker)).headers['retry-after']).toBe('2');
+    now += 2000;
+    expect((await login(client.email, client.password, attacker)).statusCode).toBe(200);
   });
 
-  it('starts counting again after a successful sign-in', async () => {
+  it('lets the owner in from an address that has not failed, however many failures an attacker made', async () => {
     const client = await createClient(t);
-    for (let i = 0; i < 4; i++) expectError(await login(client.email, 'wrong-password'), 401, 'unauthenticated');
-    expect((await login(client.email, client.password)).statusCode).toBe(200);
-    for (let i = 0; i < 5; i++) expectError(await login(client.email, 'wrong-password'), 401, 'unauthenticated');
-    expectError(await login(client.email, client.password), 429, 'rate_limited');
+    const attacker = freshIp();
+    for (let i = 0; i < 5; i++) expectError(await login(client.email, `wrong-${i}-password`, attacker), 401, 'unauthenticated');
+    expect((await login(client.email, client.password, freshIp())).statusCode).toBe(200);
+    for (let i = 0; i < 10; i++) {
+      now += 15 * 60_000;
+      expectError(await login(client.email, 'still-wrong-password', attacker), 401, 'unauthenticated');
+    }
+    expectError(await login(client.email, client.password, attacker), 429, 'rate_limited');
+    expect((await login(client.email, client.password, freshIp())).statusCode).toBe(200);
     now += 16 * 60_000;
   });
 
-  it('counts failures for unknown e-mails too, and throttles one address trying many e-mails', async () => {
-    const ghost = uniqueEmail('ghost');
-    for (let i = 0; i < 5; i++) expectError(await login(ghost, 'any-password'), 401, 'unauthenticated');
-    expectError(await login(ghost, 'any-password'), 429, 'rate_limited');
-
-    const ip = '10.200.0.1';
-    for (let i = 0; i < 50; i++) expectError(await login(uniqueEmail('spray'), 'any-password', ip), 401, 'unauthenticated');
+  it('starts counting again after a successful sign-in from the same address', async () => {
     const client = await createClient(t);
-    expectError(await login(client.email, client.password, ip), 429, 'rate_limited');
+    const ip = freshIp();
+    for (let i = 0; i < 4; i++) expectError(await login(client.email, 'wrong-password', ip), 401, 'unauthenticated');
+    expect((await login(client.email, client.password, ip)).statusCode).toBe(200);
+    for (let i = 0; i < 4; i++) expectError(await login(client.email, 'wrong-password', ip), 401, 'unauthenticated');
+    expect((await login(client.email, client.password, ip)).statusCode).toBe(200);
+  });
+
+  it('counts unknown e-mails too, and refuses an address after 100 failures across accounts', async () => {
+    const ghost = uniqueEmail('ghost');
+    const ip = freshIp();
+    for (let i = 0; i < 5; i++) expectError(await login(ghost, 'any-password', ip), 401, 'unauthenticated');
+    expectError(await login(ghost, 'any-password', ip), 429, 'rate_limited');
+
+    const stuffer = '10.200.0.1';
+    for (let i = 0; i < 100; i++) expectError(await login(uniqueEmail('spray'), 'any-password', stuffer), 401, 'unauthenticated');
+    const client = await createClient(t);
+    const refused = await login(client.email, client.password, stuffer);
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect((await login(client.email, client.password)).statusCode).toBe(200);
     now += 16 * 60_000;
   });
@@ -467,10 +482,13 @@ describe('POST /auth/change-password', () => {
   it('throttles guesses of the current password like sign-in', async () => {
     const client = await createClient(t);
     const body = { password: 'brand-new-secret', password_confirmation: 'brand-new-secret' };
+    // Each guess from another address: the session, not the address, is what is counted.
     for (let i = 0; i < 5; i++) fieldErrors(await change(client.token, { ...body, current_password: `guess-${i}-password` }));
     const locked = await change(client.token, { ...body, current_password: client.password });
     expectError(locked, 429, 'rate_limited');
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+    // The owner's own sign-in is not held up by the guesses made with a stolen token.
+    expect((await login(client.email, client.password)).statusCode).toBe(200);
     now += 16 * 60_000;
     expect((await change(client.token, { ...body, current_password: client.password })).statusCode).toBe(200);
   });

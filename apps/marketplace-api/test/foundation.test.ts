@@ -1,5 +1,10 @@
+import { Writable } from 'node:stream';
+import { ConfigError } from '@repo/config';
+import { desc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { mailOutbox } from '../src/db/schema/index.js';
+import { createMailer } from '../src/integrations/mail/mailer.js';
 import { defineTemplate } from '../src/integrations/mail/templates.js';
 import { siretValid } from '../src/lib/siret.js';
 import { bearer, buildTestApp, createAdmin, createClient, expectError, validSiret, type TestApp } from './helpers.js';
@@ -50,6 +55,69 @@ describe('mail over SMTP', () => {
       ['lea@example.test', 'sent', 'greeting', 'fr'],
       ['sam@example.test', 'sent', 'greeting', 'en'],
     ]);
+  });
+});
+
+describe('mail in production', () => {
+  const production = { NODE_ENV: 'production', JWT_SECRET: 'a-production-secret-that-is-long-enough', DATA_DIR: 'memory://' };
+
+  it('refuses to start without SMTP_URL, with a readable configuration error', () => {
+    expect(() => loadConfig(production)).toThrow(ConfigError);
+    expect(() => loadConfig(production)).toThrow(/SMTP_URL: required in production/);
+    expect(loadConfig({ ...production, SMTP_URL: 'smtps://user:pass@smtp.example.com:465' }).mail.smtpUrl).toBe('smtps://user:pass@smtp.example.com:465');
+  });
+
+  it('has no built-in mailer to fall back on', () => {
+    const log = { info: () => undefined, error: () => undefined };
+    expect(() => createMailer({ db: {} as never, log, from: 'x@example.test', production: true })).toThrow(/SMTP_URL/);
+  });
+});
+
+describe('built-in mailer logging', () => {
+  const lines: string[] = [];
+  let t: TestApp;
+  beforeAll(async () => {
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        callback();
+      },
+    });
+    t = await buildTestApp({ APP_URL: 'https://app.example', RATE_LIMIT_PUBLIC: '100000' }, { logger: { level: 'trace', stream } });
+  });
+  afterAll(() => t.close());
+
+  it('logs the template, the recipient domain and the outbox id, never the link, code, subject or address', async () => {
+    const client = await createClient(t);
+    for (const url of ['/api/v1/auth/forgot-password', '/api/v1/auth/send-password-reset-otp']) {
+      const res = await t.app.inject({ method: 'POST', url, payload: { email: client.email } });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    await t.app.mailer.idle();
+    const mails = await t.database.db.select().from(mailOutbox).where(eq(mailOutbox.to, client.email)).orderBy(desc(mailOutbox.id));
+    // A link opened in a browser: the token in the query string is not written to the request log.
+    const opened = await t.app.inject({ method: 'GET', url: '/api/v1/auth/verify-email?token=link-token-from-a-mail-0123456789' });
+    expect(opened.statusCode).toBe(422);
+    expect(lines.join('\n')).not.toContain('link-token-from-a-mail');
+    expect(lines.join('\n')).toContain('/api/v1/auth/verify-email?token=%5Bredacted%5D');
+    expect(mails.map((m) => m.template).sort()).toEqual(['password_reset_link', 'password_reset_otp']);
+    // The outbox keeps the message for development and tests.
+    const link = /https:\/\/app\.example\/reset-password\?token=([A-Za-z0-9_%-]+)/.exec(mails.find((m) => m.template === 'password_reset_link')!.text);
+    const code = /\b(\d{6})\b/.exec(mails.find((m) => m.template === 'password_reset_otp')!.text);
+    expect(link).not.toBeNull();
+    expect(code).not.toBeNull();
+
+    const mailLines = lines.map((l) => JSON.parse(l) as { mail?: Record<string, unknown>; msg: string }).filter((l) => l.mail);
+    expect(mailLines).toHaveLength(2);
+    for (const line of mailLines) {
+      expect(line.mail).toEqual({ template: expect.stringMatching(/^password_reset_/), to_domain: 'example.test', outbox_id: expect.any(Number) });
+    }
+    const everything = lines.join('\n');
+    for (const secret of [link![1]!, decodeURIComponent(link![1]!), 'reset-password?token', client.email, mails[0]!.subject]) {
+      expect(everything).not.toContain(secret);
+    }
+    // The code as a number of its own (timestamps are longer runs of digits).
+    expect(everything).not.toMatch(new RegExp(`(?<!\\d)${code![1]}(?!\\d)`));
   });
 });
 

@@ -27,14 +27,49 @@ export interface ServerOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const DEFAULT_REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'];
+/** Query parameters whose values are credentials: e-mailed link tokens, codes, keys. */
+const SECRET_PARAM = /token|code|otp|secret|key|signature|password/i;
 
-/** The logger's options with the error serializer that never logs what a request sent (log-errors.ts). */
-function withErrorSerializer(logger: FastifyServerOptions['logger'], level: string): FastifyServerOptions['logger'] {
+/** The request URL with the values of secret query parameters replaced, fit for a log line. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  let redacted = false;
+  for (const name of new Set(params.keys())) {
+    if (!SECRET_PARAM.test(name)) continue;
+    params.set(name, '[redacted]');
+    redacted = true;
+  }
+  return redacted ? `${url.slice(0, q)}?${params.toString()}` : url;
+}
+
+/** Fastify's request serializer, but a link token in the query string never reaches the log. */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
+/**
+ * The logger's options: the defaults (credentials redacted, link tokens out of URLs, errors without
+ * what a request sent — log-errors.ts) under the options given (a test's stream), whose own
+ * serializers add to ours.
+ */
+function loggerOptions(logger: ServerOptions['logger'], level: string): FastifyServerOptions['logger'] {
   if (logger === false) return false;
-  const base = typeof logger === 'object' ? logger : { level, redact: { paths: DEFAULT_REDACT, remove: true } };
   const err = serializeError as (error: Error) => { type: string; message: string; stack: string; [key: string]: unknown };
-  return { ...base, serializers: { err, ...base.serializers } };
+  const defaults = {
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'], remove: true },
+    serializers: { req: serializeRequest, err },
+  };
+  if (!logger || typeof logger !== 'object') return defaults;
+  return { ...defaults, ...logger, serializers: { ...defaults.serializers, ...logger.serializers } };
 }
 
 declare module 'fastify' {
@@ -54,7 +89,7 @@ declare module 'fastify' {
  */
 export function createServer(options: ServerOptions) {
   const app = Fastify({
-    logger: withErrorSerializer(options.logger, options.logLevel),
+    logger: loggerOptions(options.logger, options.logLevel),
     trustProxy: options.trustProxy ?? false,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestIdHeader: false,

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError, createServer, noRateLimit, pageMeta, pageOffset, type AppInstance } from '../src/index.js';
+import { AppError, createServer, noRateLimit, pageMeta, pageOffset, redactUrl, type AppInstance } from '../src/index.js';
 import { buildApp, json } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -377,5 +377,30 @@ describe('logging', () => {
     } finally {
       await logged.close();
     }
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides the values of credential-like query parameters and keeps the rest', () => {
+    expect(redactUrl('/api/v1/auth/verify-email?token=abc123')).toBe('/api/v1/auth/verify-email?token=%5Bredacted%5D');
+    expect(redactUrl('/x?otp=123456&page=2&reset_token=t&api_key=k')).toBe('/x?otp=%5Bredacted%5D&page=2&reset_token=%5Bredacted%5D&api_key=%5Bredacted%5D');
+    expect(redactUrl('/api/logs?level=error&page=3')).toBe('/api/logs?level=error&page=3');
+    expect(redactUrl('/health')).toBe('/health');
+  });
+
+  it('is what the request log line carries', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(chunk.toString('utf8'));
+        callback();
+      },
+    });
+    const app = createServer({ logLevel: 'info', logger: { level: 'info', stream } });
+    app.get('/link', async () => ({ ok: true }));
+    await app.inject({ method: 'GET', url: '/link?token=very-secret-link-token' });
+    await app.close();
+    expect(lines.join('')).toContain('/link?token=%5Bredacted%5D');
+    expect(lines.join('')).not.toContain('very-secret-link-token');
   });
 });

@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Dispatcher } from 'undici';
 import type { DbTx } from '../db/index.js';
 import type { AlertDelivery } from '../db/schema/index.js';
 import type { Mailer } from '../integrations/mail/index.js';
 import { alertEmail, describeError, postWebhook, webhookBody } from '../modules/alerts/alerts.delivery.js';
 import * as repo from '../modules/alerts/alerts.repository.js';
+import type { WebhookGuard } from '../modules/alerts/webhook-target.js';
 
 export interface AlertWorkerOptions {
   db: DbTx;
@@ -15,9 +15,8 @@ export interface AlertWorkerOptions {
   /** Attempts per delivery before it is marked failed. */
   maxAttempts: number;
   webhookTimeoutMs: number;
-  /** Webhooks go through this agent (see createWebhookAgent); private addresses only when allowed. */
-  webhookAgent: Dispatcher;
-  allowPrivateNetworks: boolean;
+  /** Checks each webhook URL at delivery and carries the request (see createWebhookGuard). */
+  webhookGuard: WebhookGuard;
   /** Deliveries claimed per poll (default 20) and sent at once (default 10). */
   batchSize?: number;
   concurrency?: number;
@@ -65,8 +64,7 @@ export function createAlertWorker(options: AlertWorkerOptions) {
         body: webhookBody(alert, project),
         deliveryId: delivery.id,
         timeoutMs: webhookTimeoutMs,
-        agent: options.webhookAgent,
-        allowPrivateNetworks: options.allowPrivateNetworks,
+        guard: options.webhookGuard,
       });
     } else {
       await mailer.send(alertEmail(alert, project, delivery.target));

@@ -4,7 +4,7 @@ import type { DbTx } from '../db/index.js';
 import { createMailer, type Mailer } from '../integrations/mail/index.js';
 import type { LogEvents } from '../modules/logs/log-events.js';
 import { createAlertEvaluator, type AlertEvaluator } from '../modules/alerts/alerts.service.js';
-import { createWebhookAgent } from '../modules/alerts/webhook-target.js';
+import type { WebhookGuard } from '../modules/alerts/webhook-target.js';
 import { createAlertWorker, type AlertWorker } from './alert-worker.js';
 
 export interface Alerting {
@@ -25,10 +25,12 @@ declare module 'fastify' {
  * app is ready (unless disabled by configuration, as in tests) and both stop before the database
  * closes, after the evaluations and the sends in flight.
  */
-export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; events: LogEvents }) {
-  const { config, db, events } = deps;
-  const mailer = createMailer(config.mail, app.log);
-  const webhookAgent = createWebhookAgent({ allowPrivateNetworks: config.alerts.allowPrivateNetworks });
+export function registerAlerting(
+  app: FastifyInstance,
+  deps: { config: Readonly<Config>; db: DbTx; events: LogEvents; webhookGuard: WebhookGuard },
+) {
+  const { config, db, events, webhookGuard } = deps;
+  const mailer = createMailer({ ...config.mail, production: config.env === 'production' }, app.log);
   const evaluator = createAlertEvaluator({ db, log: app.log });
   const worker = createAlertWorker({
     db,
@@ -37,8 +39,7 @@ export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<
     intervalMs: config.alerts.workerIntervalMs,
     maxAttempts: config.alerts.maxAttempts,
     webhookTimeoutMs: config.alerts.webhookTimeoutMs,
-    webhookAgent,
-    allowPrivateNetworks: config.alerts.allowPrivateNetworks,
+    webhookGuard,
   });
   const unsubscribe = events.subscribeAll(evaluator.onLevels);
 
@@ -52,6 +53,6 @@ export function registerAlerting(app: FastifyInstance, deps: { config: Readonly<
     await evaluator.stop();
     await worker.stop();
     await mailer.close();
-    await webhookAgent.close();
+    await webhookGuard.close();
   });
 }

@@ -27,6 +27,7 @@ import { createProjectConfigService } from './project-config/project-config.serv
 import { projectsRoutes } from './projects/projects.routes.js';
 import { createProjectsService, type ProjectAccess } from './projects/projects.service.js';
 import { statsRoutes } from './stats/stats.routes.js';
+import type { WebhookGuard } from './alerts/webhook-target.js';
 import { createStatsService } from './stats/stats.service.js';
 import { tailRoutes } from './tail/tail.routes.js';
 import { createTailService } from './tail/tail.service.js';
@@ -43,6 +44,7 @@ export async function registerModules(
     access: ProjectAccess;
     events: LogEvents;
     ingestKeys: IngestKeysService;
+    webhookGuard: WebhookGuard;
   },
 ) {
   const { db } = deps.database;
@@ -74,7 +76,7 @@ export async function registerModules(
       await api.register(tailRoutes({ tail: createTailService({ access, events, sessions: app.auth.store, ...deps.config.tail }) }));
       await api.register(statsRoutes({ stats: createStatsService({ db, access }) }));
       await api.register(analysisRoutes({ analysis }));
-      await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access, allowPrivateNetworks: deps.config.alerts.allowPrivateNetworks }) }));
+      await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access, webhookGuard: deps.webhookGuard }) }));
       await api.register(alertsRoutes({ alerts: createAlertsService({ db, access }) }));
     },
     { prefix: '/api' },

@@ -31,6 +31,8 @@ import { complianceRoutes } from './compliance/compliance.routes.js';
 import { createComplianceService } from './compliance/compliance.service.js';
 import { documentsRoutes } from './documents/documents.routes.js';
 import { createDocumentsService } from './documents/documents.service.js';
+import { emailChangeRoutes } from './email-change/email-change.routes.js';
+import { createEmailChangeService } from './email-change/email-change.service.js';
 import { emailVerificationRoutes } from './email-verification/email-verification.routes.js';
 import { createEmailVerificationService } from './email-verification/email-verification.service.js';
 import { kycRoutes } from './kyc/kyc.routes.js';
@@ -71,7 +73,8 @@ export interface ModuleDeps {
 export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   // One instance, so its per-address send limit counts every route that sends a verification e-mail.
   const mailLinks = { db: deps.db, mailer: deps.mailer, appUrl: deps.config.appUrl };
-  const emailVerification = createEmailVerificationService(mailLinks);
+  const emailChange = createEmailChangeService(mailLinks);
+  const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
   const authService = createAuthService({
     db: deps.db,
     users: deps.users,
@@ -86,7 +89,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     auth: authService,
     storage: deps.storage,
     mailer: deps.mailer,
-    emailVerification,
+    emailChange,
     log: app.log,
   });
   const tariffGrids = createTariffGridsService({ db: deps.db });
@@ -109,6 +112,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       // Accounts and sign-in
       await api.register(authRoutes({ auth: authService }));
       await api.register(emailVerificationRoutes({ emailVerification }));
+      await api.register(emailChangeRoutes({ emailChange }));
       await api.register(passwordResetRoutes({ passwordReset: createPasswordResetService(mailLinks) }));
       await api.register(
         socialAuthRoutes({

@@ -1,10 +1,12 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { createTransport } from 'nodemailer';
-import type { Mailer } from './mailer.js';
+import { mailLogFields, type Mailer } from './mailer.js';
 
 export interface SmtpMailerOptions {
   /** smtp://user:pass@host:port or smtps://… (credentials and TLS come from the URL). */
   url: string;
   from: string;
+  log?: Pick<FastifyBaseLogger, 'info'>;
 }
 
 /** Nodemailer over SMTP. */
@@ -32,6 +34,7 @@ export function createSmtpMailer(options: SmtpMailerOptions): Mailer {
       // With a single recipient a rejection normally throws; this covers servers that accept the
       // transaction but refuse the address.
       if (info.rejected.length > 0) throw new Error(`SMTP server rejected ${message.to}: ${info.response}`);
+      options.log?.info(mailLogFields(message.to, info.messageId), 'e-mail sent');
     },
     async close() {
       transport.close();

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { fetch, type Dispatcher } from 'undici';
+import { fetch } from 'undici';
 import type { Alert } from '../../db/schema/index.js';
 import type { MailMessage } from '../../integrations/mail/index.js';
 import { presentAlertBody } from './alerts.schemas.js';
-import { literalTargetProblem, WebhookTargetError } from './webhook-target.js';
+import { WebhookTargetError, type WebhookGuard } from './webhook-target.js';
 
 export const WEBHOOK_EVENT = 'alert.triggered';
 
@@ -32,13 +32,13 @@ export async function postWebhook(options: {
   body: string;
   deliveryId: number;
   timeoutMs: number;
-  /** The agent of createWebhookAgent: it refuses private addresses unless they are allowed. */
-  agent: Dispatcher;
-  allowPrivateNetworks: boolean;
+  /** Checks the URL again now (a name may resolve elsewhere than when it was configured) and carries the request. */
+  guard: WebhookGuard;
   now?: Date;
 }) {
-  // An IP literal never goes through DNS, so the agent's check would not see it.
-  const problem = options.allowPrivateNetworks ? null : literalTargetProblem(options.url);
+  // The agent checks the addresses it connects to, but an IP literal never goes through its
+  // lookup: the URL is checked here too, face and DNS.
+  const problem = await options.guard.problem(options.url);
   if (problem) throw new WebhookTargetError(`webhook URL refused: ${problem}`);
   const timestamp = Math.floor((options.now ?? new Date()).getTime() / 1000).toString();
   const response = await fetch(options.url, {
@@ -55,7 +55,7 @@ export async function postWebhook(options: {
     },
     body: options.body,
     signal: AbortSignal.timeout(options.timeoutMs),
-    dispatcher: options.agent,
+    dispatcher: options.guard.agent,
   });
   // The answer's body is not needed, and an endpoint may send a large one: drop it unread.
   await response.body?.cancel().catch(() => undefined);

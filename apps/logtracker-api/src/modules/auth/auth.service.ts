@@ -53,7 +53,7 @@ export function createAuthService(deps: { db: DbTx; throttle: LoginThrottle; ses
         deps.throttle.fail(body.email, ip);
         throw new AppError('unauthenticated', 'These credentials do not match our records');
       }
-      deps.throttle.succeed(body.email);
+      deps.throttle.succeed(body.email, ip);
       return user;
     },
 

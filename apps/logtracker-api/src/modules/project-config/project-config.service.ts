@@ -5,10 +5,10 @@ import type { DbTx } from '../../db/index.js';
 import { DEFAULT_NOTIFICATION_SETTINGS } from '../../db/schema/index.js';
 import * as projectsRepo from '../projects/projects.repository.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
-import { literalTargetProblem } from '../alerts/webhook-target.js';
+import type { WebhookGuard } from '../alerts/webhook-target.js';
 import type { UpdateConfigBody } from './project-config.schemas.js';
 
-export function createProjectConfigService(deps: { db: DbTx; access: ProjectAccess; allowPrivateNetworks: boolean }) {
+export function createProjectConfigService(deps: { db: DbTx; access: ProjectAccess; webhookGuard: WebhookGuard }) {
   return {
     async get(actor: Actor, projectId: number) {
       const { project } = await deps.access.member(actor, projectId);
@@ -27,9 +27,8 @@ export function createProjectConfigService(deps: { db: DbTx; access: ProjectAcce
       // query on `db` from inside it would wait for itself.
       await deps.access.owner(actor, projectId);
       const url = body.notification_settings?.webhook_url;
-      // Told at once rather than at the first alert; names resolving to private addresses are
-      // refused when a delivery connects.
-      const problem = url && !deps.allowPrivateNetworks ? literalTargetProblem(url) : null;
+      // Told at once rather than at the first alert; the name is resolved again at each delivery.
+      const problem = url ? await deps.webhookGuard.problem(url) : null;
       if (problem) throw AppError.validation({ 'notification_settings.webhook_url': [problem] });
       return withTransaction(deps.db, async (tx) => {
         const project = await projectsRepo.findForUpdate(tx, projectId);

@@ -32,6 +32,9 @@ export const users = pgTable(
     lang: text('lang').$type<Lang>().notNull().default('fr'),
     photoKey: text('photo_key'),
     emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
+    // An address the owner asked to move to, until a link sent to it is followed (the e-mail
+    // stays the old one meanwhile, so a stolen session alone cannot take the account over).
+    pendingEmail: text('pending_email'),
     kycStatus: text('kyc_status').$type<KycStatus>().notNull().default('none'),
     googleSubject: text('google_subject'),
     appleSubject: text('apple_subject'),
@@ -76,6 +79,10 @@ export const TOKEN_PURPOSES = [
   'password_reset_link',
   'password_reset_otp',
   'password_reset_grant',
+  // Sent to the new address of an e-mail change; confirming it makes the change.
+  'email_change_confirm',
+  // Sent to the former address: undoes the change and locks the account until a password reset.
+  'email_change_revert',
 ] as const;
 export type TokenPurpose = (typeof TOKEN_PURPOSES)[number];
 
@@ -93,6 +100,8 @@ export const userTokens = pgTable(
     purpose: text('purpose').$type<TokenPurpose>().notNull(),
     tokenHash: text('token_hash').notNull(),
     attempts: integer('attempts').notNull().default(0),
+    // The address an e-mail change token is about: the new one to confirm, the former one to restore.
+    email: text('email'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     usedAt: timestamp('used_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),

@@ -10,7 +10,8 @@ export interface OutgoingMail {
 /** Hands one message to a mail server; rejects when it was not accepted. */
 export interface MailTransport {
   readonly kind: 'smtp';
-  send(message: OutgoingMail): Promise<void>;
+  /** Resolves with the server-assigned Message-ID (safe to log: it names, never quotes, the message). */
+  send(message: OutgoingMail): Promise<{ messageId?: string }>;
   close(): Promise<void>;
 }
 
@@ -36,6 +37,7 @@ export function createSmtpTransport(options: { url: string; from: string }): Mai
         ...(message.html ? { html: message.html } : {}),
       });
       if (info.rejected.length > 0) throw new Error(`SMTP server rejected ${message.to}: ${info.response}`);
+      return { messageId: info.messageId };
     },
     async close() {
       transport.close();

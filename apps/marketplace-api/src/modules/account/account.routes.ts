@@ -36,22 +36,29 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
         schema: {
           operationId: 'updateMe',
           tags: ['account'],
-          summary: 'Update name, phone or e-mail; a new e-mail must be confirmed again',
-          description: 'Fields left out are kept; `phone: null` removes the phone number.',
+          summary: 'Update name and phone at once; a new e-mail takes effect only once confirmed from the new address',
+          description:
+            'Fields left out are kept; `phone: null` removes the phone number. A new `email` needs `current_password` ' +
+            '(an account without a password, made by social sign-in, must have signed in within the last 10 minutes). ' +
+            'It is not applied at once: it is answered as `pending_email`, a link goes to the new address ' +
+            '(confirmed through `GET /auth/verify-email` or `POST /auth/confirm-email`), and the current address is told, ' +
+            'with a link that undoes the change (`POST /auth/revert-email-change`). Sending the current `email` again drops a pending change.',
           security,
           body: UpdateMeBody,
-          response: { 200: UserEnvelope, ...errorResponses(400, 401, 409, 422, 429) },
+          response: { 200: UserEnvelope, ...errorResponses(400, 401, 403, 409, 422, 429) },
         },
       },
       async (request) => {
-        const { first_name, last_name, phone, email } = request.body;
-        const { user, profile } = await deps.account.update(contextOf(request), {
-          firstName: first_name,
-          lastName: last_name,
-          phone,
-          email,
-        });
-        return { data: presentUser(user, profile), message: 'Profile updated' };
+        const { first_name, last_name, phone, email, current_password } = request.body;
+        const { user, profile, emailChangePending } = await deps.account.update(
+          contextOf(request),
+          { firstName: first_name, lastName: last_name, phone, email },
+          { currentPassword: current_password },
+        );
+        const message = emailChangePending
+          ? 'Profile updated; confirm the new e-mail address with the link sent to it'
+          : 'Profile updated';
+        return { data: presentUser(user, profile), message };
       },
     );
 

@@ -9,6 +9,8 @@ export const UpdateMeBody = z.object({
   last_name: nameField.optional(),
   phone: optionalPhoneField,
   email: email.optional(),
+  // Asked only with a new `email`; an account without a password relies on a recent sign-in.
+  current_password: z.string().max(256).optional(),
 });
 export type UpdateMeBody = z.infer<typeof UpdateMeBody>;
 

@@ -7,15 +7,13 @@ import type { Lang, NewUser, User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
 import type { RequestContext } from '../../lib/context.js';
-import { isUniqueViolation } from '../../lib/db-errors.js';
 import type { UploadedFile } from '../../lib/uploads.js';
 import { recordActivity } from '../activity-log/activity-log.repository.js';
 import type { AuthService } from '../auth/auth.service.js';
-import type { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import type { EmailChangeService } from '../email-change/email-change.service.js';
 import * as usersRepo from '../users/users.repository.js';
 import { mediaUrl } from '../users/users.schemas.js';
 import { createUsersService, type UsersService } from '../users/users.service.js';
-import { emailChangedNotice } from './account.mail.js';
 import * as repo from './account.repository.js';
 import type { DeviceTokenBody } from './account.schemas.js';
 
@@ -27,12 +25,11 @@ export interface ProfileChanges {
   lang?: Lang;
 }
 
-/** Editable fields and their names in the activity log. */
+/** Fields applied at once, and their names in the activity log (the e-mail waits for confirmation). */
 const FIELDS = [
   ['firstName', 'first_name'],
   ['lastName', 'last_name'],
   ['phone', 'phone'],
-  ['email', 'email'],
   ['lang', 'lang'],
 ] as const satisfies readonly (readonly [keyof ProfileChanges & keyof User, string])[];
 
@@ -40,6 +37,9 @@ function actorOf(ctx: RequestContext): Actor {
   if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
   return ctx.actor;
 }
+
+/** An account without a password proves itself for an e-mail change by a sign-in this recent. */
+export const EMAIL_CHANGE_RECENT_SIGN_IN_MS = 10 * 60_000;
 
 function emailTaken(): AppError {
   return new AppError('conflict', 'An account with this e-mail already exists', {
@@ -54,7 +54,7 @@ export function createAccountService(deps: {
   auth: AuthService;
   storage: Storage;
   mailer: Mailer;
-  emailVerification: EmailVerificationService;
+  emailChange: EmailChangeService;
   log: Pick<FastifyBaseLogger, 'warn'>;
 }) {
   const { db, storage } = deps;
@@ -74,46 +74,58 @@ export function createAccountService(deps: {
     },
 
     /**
-     * Applies the given fields; the activity log records only those that really change. A new
-     * e-mail must be confirmed again: a link goes to it, and a notice to the former address.
+     * Applies the given fields at once; the activity log records only those that really change.
+     * A new e-mail is not applied: after the owner confirms it is them (password, or a recent
+     * sign-in for an account without one), it becomes the pending address until the link sent to
+     * it is followed, and the current address is told, with a link that undoes the change.
+     * Asking for the current address again drops a pending change.
      */
-    async update(ctx: RequestContext, changes: ProfileChanges) {
+    async update(ctx: RequestContext, changes: ProfileChanges, opts: { currentPassword?: string } = {}) {
       const actor = actorOf(ctx);
-      const { previous, user } = await withTransaction(db, async (tx) => {
-        const current = await repo.lockUser(tx, actor.userId);
+      const { email: requestedEmail, ...profileChanges } = changes;
+      let newEmail: string | undefined;
+      if (requestedEmail !== undefined) {
+        const current = await usersRepo.findUserById(db, actor.userId);
+        if (!current || current.deletedAt) throw new AppError('unauthenticated', 'The session has ended; sign in again');
+        if (requestedEmail !== current.email) {
+          if (opts.currentPassword === undefined && current.passwordHash) {
+            throw AppError.validation({ current_password: ['Required to change the e-mail address'] });
+          }
+          await deps.auth.reauthenticate(ctx, current, opts.currentPassword, 'current_password', {
+            recentSignInMs: EMAIL_CHANGE_RECENT_SIGN_IN_MS,
+          });
+          if (await repo.emailTakenByAnother(db, requestedEmail, current.id)) throw emailTaken();
+          newEmail = requestedEmail;
+        }
+      }
+      const { user, notify } = await withTransaction(db, async (tx) => {
+        let current = await repo.lockUser(tx, actor.userId);
         if (!current) throw AppError.notFound('User');
         const set: Partial<NewUser> = {};
         const before: Record<string, unknown> = {};
         const after: Record<string, unknown> = {};
         for (const [key, field] of FIELDS) {
-          const value = changes[key];
+          const value = profileChanges[key];
           if (value === undefined || value === current[key]) continue;
           Object.assign(set, { [key]: value });
           before[field] = current[key];
           after[field] = value;
         }
-        if (Object.keys(set).length === 0) return { previous: current, user: current };
-        if (set.email !== undefined) {
-          if (await repo.emailTakenByAnother(tx, set.email, current.id)) throw emailTaken();
-          set.emailVerifiedAt = null;
+        if (Object.keys(set).length > 0) {
+          current = (await usersRepo.updateUser(tx, current.id, set)) ?? current;
+          await recordActivity(tx, ctx, { action: 'user.profile_updated', subjectType: 'user', subjectId: current.id, before, after });
         }
-        let updated: User | undefined;
-        try {
-          updated = await usersRepo.updateUser(tx, current.id, set);
-        } catch (error) {
-          // Another account took the address between the check and the update.
-          if (isUniqueViolation(error)) throw emailTaken();
-          throw error;
+        if (newEmail !== undefined) {
+          const requested = await deps.emailChange.request(tx, ctx, current, newEmail);
+          return { user: requested.user, notify: requested.notify };
         }
-        if (!updated) throw AppError.notFound('User');
-        await recordActivity(tx, ctx, { action: 'user.profile_updated', subjectType: 'user', subjectId: current.id, before, after });
-        return { previous: current, user: updated };
+        if (requestedEmail === current.email && current.pendingEmail !== null) {
+          return { user: await deps.emailChange.cancel(tx, ctx, current), notify: undefined };
+        }
+        return { user: current, notify: undefined };
       });
-      if (user.email !== previous.email) {
-        await deps.emailVerification.sendLink(user);
-        deps.mailer.send(emailChangedNotice, { email: previous.email, lang: user.lang }, { firstName: user.firstName, newEmail: user.email });
-      }
-      return deps.users.getWithProfile(user.id);
+      notify?.();
+      return { ...(await deps.users.getWithProfile(user.id)), emailChangePending: newEmail !== undefined };
     },
 
     /** Stores the new photo, points the account at it, then removes the one it replaces. */

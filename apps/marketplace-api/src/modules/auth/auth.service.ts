@@ -42,23 +42,35 @@ export function createAuthService(deps: {
   /**
    * Confirms that the signed-in person is the account's owner before a sensitive action: its
    * password (throttled like sign-in, so a stolen token cannot guess it), or for an account that
-   * has none, a sign-in within the last 15 minutes.
+   * has none, a sign-in within the last 15 minutes (or the window given). The session's start is
+   * the moment its token was issued, held server-side so it cannot be forged.
    */
-  async function reauthenticate(ctx: RequestContext, user: User, password: string | undefined, field: string) {
+  async function reauthenticate(
+    ctx: RequestContext,
+    user: User,
+    password: string | undefined,
+    field: string,
+    opts: { recentSignInMs?: number } = {},
+  ) {
+    const recentMs = opts.recentSignInMs ?? RECENT_SIGN_IN_MS;
     const actor = actorOf(ctx);
     if (user.passwordHash) {
       if (!password) throw AppError.validation({ [field]: ['Required'] });
-      throttle.check(user.email, ctx.ip);
+      // Counted per session, not per address: whoever holds a stolen token may change addresses
+      // at will, but not sessions; and the owner's own sign-in stays unaffected.
+      const source = `session:${actor.sessionId}`;
+      throttle.check(user.email, source);
       if (!(await verifyPassword(user.passwordHash, password))) {
-        throttle.fail(user.email, ctx.ip);
+        throttle.fail(user.email, source);
         throw AppError.validation({ [field]: ['The password is incorrect'] });
       }
-      throttle.succeed(user.email);
+      throttle.succeed(user.email, source);
       return;
     }
     const startedAt = await usersRepo.sessionStartedAt(db, actor.sessionId);
-    if (!startedAt || Date.now() - startedAt.getTime() > RECENT_SIGN_IN_MS) {
-      throw new AppError('forbidden', 'Sign in again to confirm this action (a sign-in within the last 15 minutes is required)');
+    if (!startedAt || Date.now() - startedAt.getTime() > recentMs) {
+      const minutes = Math.round(recentMs / 60_000);
+      throw new AppError('forbidden', `Sign in again to confirm this action (a sign-in within the last ${minutes} minutes is required)`);
     }
   }
 
@@ -114,7 +126,7 @@ export function createAuthService(deps: {
         throttle.fail(body.email, ctx.ip);
         throw new AppError('unauthenticated', BAD_CREDENTIALS);
       }
-      throttle.succeed(body.email);
+      throttle.succeed(body.email, ctx.ip);
       if (user.status === 'banned') throw new AppError('forbidden', 'This account has been banned');
       if (user.status === 'suspended') throw new AppError('forbidden', 'This account is suspended; contact support');
       if (opts.prestataireOnly && user.role !== 'prestataire') {

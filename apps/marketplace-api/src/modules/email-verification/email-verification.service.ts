@@ -4,6 +4,7 @@ import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { RequestContext } from '../../lib/context.js';
+import type { EmailChangeService } from '../email-change/email-change.service.js';
 import { recordActivity } from '../activity-log/activity-log.repository.js';
 import * as tokens from '../users/user-tokens.repository.js';
 import * as usersRepo from '../users/users.repository.js';
@@ -14,7 +15,13 @@ import { createSendLimit, invalidCode, invalidLink, issueOtp, mayReceiveMail, re
 /** Verification links are valid 24 h (DESIGN.md §5). */
 export const LINK_TTL_MINUTES = 24 * 60;
 
-export function createEmailVerificationService(deps: { db: DbTx; mailer: Mailer; appUrl: string }) {
+export function createEmailVerificationService(deps: {
+  db: DbTx;
+  mailer: Mailer;
+  appUrl: string;
+  /** A link sent to the new address of an e-mail change is confirmed by the same routes. */
+  emailChange?: Pick<EmailChangeService, 'confirm' | 'isLiveConfirmation'>;
+}) {
   const { db, mailer } = deps;
   const sends = createSendLimit();
 
@@ -74,16 +81,22 @@ export function createEmailVerificationService(deps: { db: DbTx; mailer: Mailer;
     /** 422 unless the link is live; uses nothing up (a HEAD request must not spend the link). */
     async checkLink(token: string) {
       const row = await tokens.findLiveTokenByHash(db, 'email_verification_link', hashToken(token));
-      if (!row) throw invalidLink();
+      if (row) return;
+      if (!(await deps.emailChange?.isLiveConfirmation(token))) throw invalidLink();
     },
 
-    /** Spends the link and verifies its account's address, both or neither. */
-    confirmLink(ctx: RequestContext, token: string) {
-      return withTransaction(db, async (tx) => {
+    /**
+     * Spends the link and verifies its account's address, both or neither; a link sent to the new
+     * address of an e-mail change makes that change.
+     */
+    async confirmLink(ctx: RequestContext, token: string) {
+      const verified = await withTransaction(db, async (tx) => {
         const userId = await tokens.redeemTokenByHash(tx, 'email_verification_link', hashToken(token));
-        if (userId === undefined) throw invalidLink();
-        return markVerified(tx, ctx, userId, 'link');
+        return userId === undefined ? undefined : markVerified(tx, ctx, userId, 'link');
       });
+      const user = verified ?? (await deps.emailChange?.confirm(ctx, token));
+      if (!user) throw invalidLink();
+      return user;
     },
 
     async confirmOtp(ctx: RequestContext, email: string, otp: string) {

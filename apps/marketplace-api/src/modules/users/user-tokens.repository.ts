@@ -6,14 +6,18 @@ import { users, userTokens, type TokenPurpose } from '../../db/schema/index.js';
  * Stores a one-time code or link token (its hash) for a user and purpose, replacing any earlier
  * one: only the newest code works.
  */
-export async function issueToken(db: DbTx, values: { userId: number; purpose: TokenPurpose; tokenHash: string; ttlMinutes: number }) {
+export async function issueToken(
+  db: DbTx,
+  values: { userId: number; purpose: TokenPurpose; tokenHash: string; ttlMinutes: number; email?: string },
+) {
   const expiresAt = sql`now() + make_interval(mins => ${values.ttlMinutes})`;
+  const email = values.email ?? null;
   await db
     .insert(userTokens)
-    .values({ userId: values.userId, purpose: values.purpose, tokenHash: values.tokenHash, expiresAt })
+    .values({ userId: values.userId, purpose: values.purpose, tokenHash: values.tokenHash, expiresAt, email })
     .onConflictDoUpdate({
       target: [userTokens.userId, userTokens.purpose],
-      set: { tokenHash: values.tokenHash, expiresAt, attempts: 0, usedAt: null, createdAt: sql`now()` },
+      set: { tokenHash: values.tokenHash, expiresAt, email, attempts: 0, usedAt: null, createdAt: sql`now()` },
     });
 }
 
@@ -110,6 +114,31 @@ export async function redeemTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHa
     )
     .returning({ userId: userTokens.userId });
   return row?.userId;
+}
+
+/**
+ * Like redeemTokenByHash, for the tokens of an e-mail change: answers the user and the address the
+ * token is about.
+ */
+export async function redeemEmailTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
+  const activeUsers = db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.status, 'active'), isNull(users.deletedAt)));
+  const [row] = await db
+    .update(userTokens)
+    .set({ usedAt: sql`now()` })
+    .where(
+      and(
+        eq(userTokens.tokenHash, tokenHash),
+        eq(userTokens.purpose, purpose),
+        isNull(userTokens.usedAt),
+        gt(userTokens.expiresAt, sql`now()`),
+        inArray(userTokens.userId, activeUsers),
+      ),
+    )
+    .returning({ userId: userTokens.userId, email: userTokens.email });
+  return row?.email ? { userId: row.userId, email: row.email } : undefined;
 }
 
 /** Drops a user's codes and tokens of these purposes, live or not. */

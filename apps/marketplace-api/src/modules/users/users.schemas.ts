@@ -40,6 +40,8 @@ export const UserResponse = z.object({
   role: z.enum(ROLES),
   status: z.enum(USER_STATUSES),
   email: z.string(),
+  /** A new address awaiting confirmation by the link sent to it; `email` changes only then. */
+  pending_email: z.string().nullable(),
   first_name: z.string(),
   last_name: z.string(),
   phone: z.string().nullable(),
@@ -90,6 +92,7 @@ export function presentUser(user: User, profile?: PrestataireProfile | null): Us
     role: user.role,
     status: user.status,
     email: user.email,
+    pending_email: user.pendingEmail,
     first_name: user.firstName,
     last_name: user.lastName,
     phone: user.phone,

@@ -166,6 +166,7 @@ export function createUsersService(deps: { db: DbTx }) {
         if (!user || user.deletedAt) throw AppError.notFound('User');
         const updated = await repo.updateUser(tx, userId, {
           email: `deleted-${userId}@deleted.invalid`,
+          pendingEmail: null,
           passwordHash: null,
           firstName: 'Deleted',
           lastName: 'user',
