@@ -5,3 +5,4 @@ export { createServer, registerFoundation, noRateLimit, type AppInstance, type F
 export type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 export { healthRoutes } from './health.js';
 export { runServer } from './run.js';
+export { openApiOptions, type OpenApiDocumentOptions } from './openapi.js';

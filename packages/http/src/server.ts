@@ -5,7 +5,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import {
-  jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -13,6 +12,7 @@ import {
 import { Redis } from 'ioredis';
 import { errorHandlerPlugin } from './error-handler.js';
 import { AppError } from './errors.js';
+import { openApiOptions } from './openapi.js';
 
 export interface ServerOptions {
   logLevel: string;
@@ -140,21 +140,7 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     await limiter.call(this, request, reply);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: options.docs.title, description: options.docs.description, version: options.docs.version },
-      servers: [],
-      tags: options.docs.tags,
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          ...options.docs.securitySchemes,
-        },
-      },
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, openApiOptions(options.docs));
   await app.register(swaggerUi, { routePrefix: options.docs.prefix, uiConfig: { docExpansion: 'list' } });
 }
 
