@@ -25,12 +25,20 @@ function shapeOf(schema: unknown): Record<string, unknown> {
   return schema.shape;
 }
 
+type ZodSchema = Parameters<typeof decimalIds.get>[0];
+
+/** The schema inside `.optional()`, `.nullable()` and `.default()`. */
+function unwrapped(schema: ZodSchema): ZodSchema {
+  const def = schema._zod.def as { type: string; innerType?: ZodSchema };
+  return def.innerType && ['optional', 'nullable', 'default'].includes(def.type) ? unwrapped(def.innerType) : schema;
+}
+
 /** A path or query parameter read by one of the shared decimal id schemas is shown as the integer it stands for. */
 function documentIntegerIds(zodPart: unknown, jsonPart: unknown) {
   if (!isObject(jsonPart) || !isObject(jsonPart.properties)) return;
   const properties = jsonPart.properties;
   for (const [name, zodSchema] of Object.entries(shapeOf(zodPart))) {
-    const id = decimalIds.get(zodSchema as Parameters<typeof decimalIds.get>[0]);
+    const id = decimalIds.get(unwrapped(zodSchema as ZodSchema));
     const current = properties[name];
     if (!id || !isObject(current)) continue;
     properties[name] = {
