@@ -108,6 +108,12 @@ export async function typeCheck(options: { tsconfig: string; files: string[]; di
   }
 }
 
+/** Whether the operation refuses a caller without credentials (an empty requirement `{}` lets anyone in). */
+export function requiresCredentials(operation: DocumentedOperation): boolean {
+  const security = operation.security ?? [];
+  return security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
+}
+
 /**
  * The URL of each operation with its path parameters filled in (`1` for integers, `x` otherwise),
  * to call it as a client without credentials would.
