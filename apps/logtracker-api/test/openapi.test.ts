@@ -27,7 +27,7 @@ const KNOWN_WARNINGS = [
 ];
 
 const PUBLIC_OPERATIONS = ['health', 'login', 'register'];
-const WRITER_SECURITY = [{ bearerAuth: [] }, { ingestKey: [] }];
+const WRITER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { ingestKey: [] }];
 const INGEST_KEY_SECURITY: Record<string, Record<string, string[]>[]> = {
   createLog: WRITER_SECURITY,
   createLogBatch: WRITER_SECURITY,
