@@ -93,7 +93,7 @@ describe('OpenAPI document', () => {
     const mismatches: string[] = [];
     for (const op of operations) {
       const res = await t.app.inject({ method: op.method.toUpperCase() as 'GET', url: exampleUrl(op) });
-      const secured = requiresCredentials(op);
+      const secured = requiresCredentials(op, document);
       if ((res.statusCode === 401) !== secured) mismatches.push(`${op.operationId}: ${res.statusCode}, documented ${secured ? 'secured' : 'public'}`);
     }
     expect(mismatches).toEqual([]);

@@ -108,9 +108,12 @@ export async function typeCheck(options: { tsconfig: string; files: string[]; di
   }
 }
 
-/** Whether the operation refuses a caller without credentials (an empty requirement `{}` lets anyone in). */
-export function requiresCredentials(operation: DocumentedOperation): boolean {
-  const security = operation.security ?? [];
+/**
+ * Whether the operation refuses a caller without credentials: its own requirements, else the
+ * document's; an empty requirement `{}` lets anyone in.
+ */
+export function requiresCredentials(operation: DocumentedOperation, document: object): boolean {
+  const security = operation.security ?? (document as { security?: Record<string, string[]>[] }).security ?? [];
   return security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
 }
 
