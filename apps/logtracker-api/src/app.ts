@@ -83,6 +83,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'stats', description: 'Statistics' },
         { name: 'config', description: 'Per-project configuration' },
         { name: 'alerts', description: 'Alerts raised by log thresholds and their deliveries' },
+        { name: 'analysis', description: 'Log patterns, anomalies and error-rate changes mined from a range' },
         { name: 'ingest keys', description: 'Ingest-only credentials for CI pipelines' },
         { name: 'otlp', description: 'OpenTelemetry logs receiver' },
         { name: 'health', description: 'Health' },

@@ -1,3 +1,15 @@
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  exampleUrl,
+  lintWithRedocly,
+  operationsOf,
+  requiresCredentials,
+  typeCheck,
+  validateWithSwaggerParser,
+  writeClientTypes,
+  type DocumentedOperation,
+} from '@repo/http/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './helpers.js';
 
@@ -86,44 +98,147 @@ DELETE /admin/ai/cache/{feature}/{cacheKey}
   .split('\n')
   .map((line) => line.split(' ') as [string, string]);
 
-interface Operation {
-  operationId?: string;
-  tags?: string[];
-  responses?: Record<string, unknown>;
-  security?: unknown[];
-}
+/** Warnings of redocly's recommended rules the document keeps, each for a reason. */
+const KNOWN_WARNINGS = [
+  // The project publishes no licence.
+  'info-license #/info',
+  // Health answers 200 or 503, never a 4xx.
+  'operation-4xx-response #/paths/~1api~1v1~1health/get/responses',
+];
+
+/** The operations anyone may call: sign-up and sign-in, their e-mail flows, the catalogue, public search and media. */
+const PUBLIC_OPERATIONS = `
+health getMedia
+registerClient registerPrestataire login loginPrestataire signInWithGoogle signInWithApple
+verifyEmail confirmEmail resendVerificationEmail sendEmailVerificationOtp verifyEmailOtp
+forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp
+listCategories listServices getService listCities searchPrestataires lookupVehicle
+`
+  .trim()
+  .split(/\s+/);
+
+/** Operations anyone may call, that answer more to a signed-in caller (whether a prestataire is a favourite). */
+const OPTIONAL_AUTH_OPERATIONS = ['getPrestataire'];
+
+/** Path parameters that are not ids: repair-data codes, an AI cache entry, a media file's path. */
+const TEXT_PATH_PARAMETERS = ['vehicleId', 'taskCode', 'systemCode', 'feature', 'cacheKey', 'path'];
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const clientDir = path.join(here, 'client');
 
 let t: TestApp;
-let paths: Record<string, Record<string, Operation>>;
+let document: { tags?: { name: string }[]; servers?: { url: string }[]; security?: unknown } & object;
+let operations: DocumentedOperation[];
 beforeAll(async () => {
-  t = await buildTestApp();
-  const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
-  paths = (res.json() as { paths: Record<string, Record<string, Operation>> }).paths;
+  // Every operation is called once without credentials from one address.
+  t = await buildTestApp({ RATE_LIMIT_PUBLIC: '100000' });
+  document = t.app.swagger() as typeof document;
+  operations = operationsOf(document);
 });
 afterAll(() => t.close());
 
+const operationAt = (method: string, route: string) =>
+  operations.find((op) => op.method === method.toLowerCase() && op.path === `/api/v1${route}`);
+
 describe('OpenAPI document', () => {
-  it.each(ROUTES)('documents %s %s with its responses', (method, path) => {
-    const operation = paths[`/api/v1${path}`]?.[method.toLowerCase()];
-    expect(operation, `${method} ${path}`).toBeDefined();
-    expect(operation!.operationId).toBeTruthy();
-    expect(operation!.tags?.length).toBeGreaterThan(0);
-    const codes = Object.keys(operation!.responses ?? {});
+  it('is served at /docs/json as the app builds it', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(JSON.parse(JSON.stringify(document)));
+  });
+
+  it.each(ROUTES)('documents %s %s with its responses', (method, route) => {
+    const operation = operationAt(method, route);
+    expect(operation, `${method} ${route}`).toBeDefined();
+    const codes = Object.keys(operation!.responses);
     expect(codes.some((c) => c.startsWith('2'))).toBe(true);
     expect(codes.some((c) => c.startsWith('4'))).toBe(true);
   });
 
-  it('gives every operation a unique operationId, a tag, and bearer security when it needs a token', () => {
-    const ids = new Set<string>();
-    for (const [path, operations] of Object.entries(paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        if (method === 'head') continue;
-        expect(operation.operationId, `${method} ${path}`).toBeTruthy();
-        expect(ids.has(operation.operationId!), `duplicate ${operation.operationId}`).toBe(false);
-        ids.add(operation.operationId!);
-        expect(operation.tags?.length, `${method} ${path}`).toBeGreaterThan(0);
-        if (path.startsWith('/api/v1/admin/')) expect(operation.security, `${method} ${path}`).toEqual([{ bearerAuth: [] }]);
+  it('passes swagger-parser validation (every $ref resolves)', async () => {
+    await expect(validateWithSwaggerParser(document)).resolves.toBeUndefined();
+  });
+
+  it('passes redocly lint (recommended) with no error, and only the known warnings', async () => {
+    const problems = await lintWithRedocly(document);
+    expect(problems.filter((p) => p.severity === 'error')).toEqual([]);
+    const warnings = problems.map((p) => `${p.ruleId} ${p.pointer}`);
+    expect(warnings.filter((w) => !KNOWN_WARNINGS.includes(w))).toEqual([]);
+  });
+
+  it('gives every operation a unique operationId, a summary, a declared tag and described responses', () => {
+    const declaredTags = new Set(document.tags?.map((tag) => tag.name));
+    const ids = operations.map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations) {
+      const where = `${op.method} ${op.path}`;
+      expect(op.operationId, where).toMatch(/^[a-z][A-Za-z0-9]+$/);
+      expect(op.summary, where).toBeTruthy();
+      expect(op.tags?.length, where).toBeGreaterThan(0);
+      for (const tag of op.tags ?? []) expect(declaredTags.has(tag), `${where}: tag ${tag}`).toBe(true);
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.description, `${where} ${status}`).not.toBe('Default Response');
       }
     }
+    expect(document.servers).toEqual([{ url: '/', description: 'This server' }]);
+  });
+
+  it('states the security of every operation: none for the public ones, an optional or required bearer token for the rest', () => {
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    for (const op of operations) {
+      const id = op.operationId!;
+      const expected = PUBLIC_OPERATIONS.includes(id)
+        ? []
+        : OPTIONAL_AUTH_OPERATIONS.includes(id)
+          ? [{}, { bearerAuth: [] }]
+          : [{ bearerAuth: [] }];
+      expect(op.security, `${id} states its security`).toEqual(expected);
+    }
+    expect(PUBLIC_OPERATIONS.filter((id) => !operations.some((op) => op.operationId === id))).toEqual([]);
+  });
+
+  it('matches what the routes do: without credentials, exactly the operations that require them answer 401', async () => {
+    const mismatches: string[] = [];
+    for (const op of operations) {
+      const res = await t.app.inject({ method: op.method.toUpperCase() as 'GET', url: exampleUrl(op) });
+      const secured = requiresCredentials(op, document);
+      if ((res.statusCode === 401) !== secured) mismatches.push(`${op.operationId}: ${res.statusCode}, documented ${secured ? 'secured' : 'public'}`);
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('shows path ids as positive integers', () => {
+    const ids = operations.flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'path' && !TEXT_PATH_PARAMETERS.includes(p.name)));
+    expect(ids.length).toBeGreaterThan(20);
+    for (const parameter of ids) expect(parameter.schema, parameter.name).toMatchObject({ type: 'integer', minimum: 1 });
+  });
+});
+
+describe('a typed client generated from the document', () => {
+  it('type-checks the journey against the generated types, then runs it against the listening app', { timeout: 180_000 }, async () => {
+    const types = path.join(clientDir, 'generated', 'openapi.d.ts');
+    const journeyFile = path.join(clientDir, 'journey.ts');
+    await writeClientTypes(document, types);
+    await typeCheck({ tsconfig: path.join(here, '..', 'tsconfig.json'), files: [journeyFile, types], dir: path.dirname(types), timeoutMs: 150_000 });
+
+    // Imported by URL: the journey's types exist once generated, so the app's own type check
+    // (pnpm lint) does not follow it.
+    const journey = (await import(pathToFileURL(journeyFile).href)) as {
+      JOURNEY_OPERATIONS: readonly string[];
+      marketplaceJourney(baseUrl: string, email: string): Promise<{
+        vehicle: { id: number; make: string; plate: string | null };
+        garage: { id: number }[];
+        removed: string;
+        after: { id: number }[];
+      }>;
+    };
+    for (const id of journey.JOURNEY_OPERATIONS) expect(operations.map((op) => op.operationId)).toContain(id);
+
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const result = await journey.marketplaceJourney(address, `journey-${Date.now()}@example.test`);
+    expect(result.vehicle).toMatchObject({ make: 'Renault', plate: 'AB-123-CD' });
+    expect(result.garage.map((v) => v.id)).toEqual([result.vehicle.id]);
+    expect(result.removed).toBeTruthy();
+    expect(result.after).toEqual([]);
   });
 });

@@ -32,6 +32,7 @@ export function healthRoutes(deps: {
           operationId: 'health',
           tags: ['health'],
           summary: 'Service and database health (public; 503 when the database is unreachable)',
+          security: [],
           response: { 200: HealthResponse, 503: HealthResponse },
         },
       },

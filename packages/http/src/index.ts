@@ -6,3 +6,4 @@ export { createServer, redactUrl, registerFoundation, noRateLimit, type AppInsta
 export type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 export { healthRoutes } from './health.js';
 export { runServer } from './run.js';
+export { openApiOptions, type OpenApiDocumentOptions } from './openapi.js';

@@ -5,7 +5,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import {
-  jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -16,6 +15,7 @@ import { registerBodyGuards } from './body-guards.js';
 import { errorHandlerPlugin, handleFrameworkError } from './error-handler.js';
 import { AppError } from './errors.js';
 import { serializeError } from './log-errors.js';
+import { openApiOptions } from './openapi.js';
 
 export interface ServerOptions {
   logLevel: string;
@@ -218,21 +218,7 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     await limiter.call(this, request, reply);
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: options.docs.title, description: options.docs.description, version: options.docs.version },
-      servers: [],
-      tags: options.docs.tags,
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          ...options.docs.securitySchemes,
-        },
-      },
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, openApiOptions(options.docs));
   if (options.docs.enabled === false) return;
   await app.register(swaggerUi, {
     routePrefix: options.docs.prefix,

@@ -5,12 +5,20 @@ import { z } from 'zod';
  * would also read `1e3`, `0x10` or ` 5` as ids.
  */
 function decimalId(max: number) {
-  return z
+  const schema = z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, 'Must be a positive integer')
     .transform(Number)
     .pipe(z.number().int().max(max, `Must be at most ${max}`));
+  decimalIds.add(schema, { maximum: max });
+  return schema;
 }
+
+/**
+ * The decimal id schemas and their largest value. A path or query string is text, so they read a
+ * string; the OpenAPI document shows them as the integers they stand for (the same ids bodies carry).
+ */
+export const decimalIds = z.registry<{ maximum: number }>();
 
 /** An id of an `integer` column. */
 export const id = decimalId(2_147_483_647);
@@ -118,14 +126,39 @@ export function paginatedEnvelope<T extends z.ZodType, M extends z.ZodType = typ
 /** `{ message }` for actions that return nothing else (deletion, logout). */
 export const messageEnvelope = z.object({ message: z.string(), data: z.null().optional() });
 
-export const errorEnvelope = z.object({
-  error: z.string(),
-  message: z.string(),
-  errors: z.record(z.string(), z.array(z.string())).optional(),
-  /** How many fields failed, when `errors` lists only the first of them. */
-  error_count: z.number().int().optional(),
-  request_id: z.string().optional(),
-});
+// One component in the OpenAPI documents (`ErrorEnvelope`) rather than a copy under every response.
+export const errorEnvelope = z
+  .object({
+    error: z.string(),
+    message: z.string(),
+    errors: z.record(z.string(), z.array(z.string())).optional(),
+    /** How many fields failed, when `errors` lists only the first of them. */
+    error_count: z.number().int().optional(),
+    request_id: z.string().optional(),
+  })
+  .meta({ id: 'ErrorEnvelope' });
+
+/** What each status a route may answer means: the responses' descriptions in the OpenAPI documents. */
+export const responseDescriptions: Record<number, string> = {
+  101: 'Switching protocols: the WebSocket is open',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No content',
+  400: 'Bad request: a body that is not JSON, a wrong content type, or a request this route cannot take',
+  401: 'Unauthenticated: the credentials are missing, invalid or expired',
+  403: 'Forbidden: the caller may not do this',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict: the resource is not in a state that allows this',
+  413: 'Payload too large',
+  414: 'URI too long: a path parameter is over 100 characters',
+  415: 'Unsupported media type',
+  422: 'Validation failed: `errors` names each failing field (at most 100; `error_count` gives how many failed)',
+  429: 'Too many requests: retry after the `retry-after` header\'s seconds',
+  502: 'Bad gateway: an upstream service failed',
+  503: 'Service unavailable',
+};
 
 /** The error responses every route may answer, for the OpenAPI document. */
 export function errorResponses<const C extends readonly (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 502 | 503)[]>(

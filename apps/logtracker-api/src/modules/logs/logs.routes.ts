@@ -144,6 +144,7 @@ export function logsRoutes(deps: {
         schema: {
           operationId: 'getLog',
           tags: ['logs'],
+          summary: 'One log entry of a project the caller is a member of',
           security,
           params: LogParams,
           response: { 200: LogEnvelope, ...errorResponses(401, 404, 422, 429) },

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 // OTLP/HTTP JSON (opentelemetry-proto, logs/v1). Structure is checked here; each record is then
-// mapped on its own so that one bad record is rejected without failing the others.
+// mapped on its own so that one bad record is rejected without failing the others. The two
+// recursive schemas carry ids: the OpenAPI document refers to them as components.
 const anyValue: z.ZodType<unknown> = z.lazy(() =>
   z
     .object({
@@ -14,10 +15,10 @@ const anyValue: z.ZodType<unknown> = z.lazy(() =>
       kvlistValue: z.object({ values: z.array(keyValue).optional() }).optional(),
     })
     .passthrough(),
-);
+).meta({ id: 'OtlpAnyValue' });
 const keyValue: z.ZodType<{ key: string; value?: unknown }> = z.lazy(() =>
   z.object({ key: z.string(), value: anyValue.optional() }).passthrough(),
-);
+).meta({ id: 'OtlpKeyValue' });
 
 const logRecord = z
   .object({

@@ -61,6 +61,7 @@ export function projectsRoutes(deps: { projects: ProjectsService }): FastifyPlug
         schema: {
           operationId: 'getProject',
           tags: ['projects'],
+          summary: 'A project the caller is a member of, with its role',
           security,
           params: ProjectParams,
           response: { 200: ProjectEnvelope, ...errorResponses(401, 404, 422, 429) },

@@ -15,6 +15,7 @@ export function mediaRoutes(deps: { storage: Storage }): FastifyPluginAsyncZod {
           operationId: 'getMedia',
           tags: ['media'],
           summary: 'A public photo (the `photo_url` of a profile or a gallery item)',
+          security: [],
           params: z.object({ '*': z.string().max(300) }),
           response: { 200: z.any().describe('The image bytes'), ...errorResponses(404, 429) },
         },

@@ -30,6 +30,7 @@ export function prestatairesRoutes(deps: { prestataires: PrestatairesService }):
           tags: ['prestataires'],
           summary:
             'Validated prestataires: within `radius_km` (default 30, max 200) of latitude/longitude or of a city, offering a service or a category, matching `q`, rated at least `min_rating`; sorted by distance (default with a point), rating (default otherwise) or price',
+          security: [],
           querystring: SearchPrestatairesQuery,
           response: { 200: PrestataireListEnvelope, ...errorResponses(422, 429) },
         },

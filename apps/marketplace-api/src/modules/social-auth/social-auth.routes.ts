@@ -29,6 +29,7 @@ export function socialAuthRoutes(deps: { socialAuth: SocialAuthService }): Fasti
             operationId,
             tags: ['auth'],
             summary,
+            security: [],
             body: SocialSignInBody,
             response: {
               200: envelope(AuthPayload),

@@ -68,6 +68,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
           operationId: 'lookupVehicle',
           tags: ['vehicles'],
           summary: 'Identify a vehicle by plate or VIN in the repair data (public)',
+          security: [],
           querystring: LookupQuery,
           response: { 200: envelope(RepairVehicleResponse), ...errorResponses(404, 422, 429, 502) },
         },

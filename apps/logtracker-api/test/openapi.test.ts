@@ -1,0 +1,133 @@
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  exampleUrl,
+  lintWithRedocly,
+  operationsOf,
+  requiresCredentials,
+  typeCheck,
+  validateWithSwaggerParser,
+  writeClientTypes,
+  type DocumentedOperation,
+} from '@repo/http/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from './helpers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const clientDir = path.join(here, 'client');
+
+/** Warnings of redocly's recommended rules the document keeps, each for a reason. */
+const KNOWN_WARNINGS = [
+  // The project publishes no licence.
+  'info-license #/info',
+  // Health answers 200 or 503, never a 4xx.
+  'operation-4xx-response #/paths/~1api~1health/get/responses',
+  // The live tail answers 101 Switching Protocols; only its failures are plain HTTP answers.
+  'operation-2xx-response #/paths/~1api~1projects~1{project_id}~1logs~1tail/get/responses',
+];
+
+const PUBLIC_OPERATIONS = ['health', 'login', 'register'];
+const WRITER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { ingestKey: [] }];
+const INGEST_KEY_SECURITY: Record<string, Record<string, string[]>[]> = {
+  createLog: WRITER_SECURITY,
+  createLogBatch: WRITER_SECURITY,
+  otlpExportLogs: [{ ingestKey: [] }],
+};
+
+let t: TestApp;
+let document: { tags?: { name: string }[]; servers?: { url: string }[]; security?: unknown } & object;
+let operations: DocumentedOperation[];
+beforeAll(async () => {
+  t = await buildTestApp();
+  document = t.app.swagger() as typeof document;
+  operations = operationsOf(document);
+});
+afterAll(() => t.close());
+
+describe('OpenAPI document', () => {
+  it('is served at /docs/json as the app builds it', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual(JSON.parse(JSON.stringify(document)));
+    expect(operations.length).toBeGreaterThan(20);
+  });
+
+  it('passes swagger-parser validation (every $ref resolves)', async () => {
+    await expect(validateWithSwaggerParser(document)).resolves.toBeUndefined();
+  });
+
+  it('passes redocly lint (recommended) with no error, and only the known warnings', async () => {
+    const problems = await lintWithRedocly(document);
+    expect(problems.filter((p) => p.severity === 'error')).toEqual([]);
+    const warnings = problems.map((p) => `${p.ruleId} ${p.pointer}`);
+    expect(warnings.filter((w) => !KNOWN_WARNINGS.includes(w))).toEqual([]);
+  });
+
+  it('gives every operation a unique operationId, a summary, a declared tag and described responses', () => {
+    const declaredTags = new Set(document.tags?.map((tag) => tag.name));
+    const ids = operations.map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations) {
+      const where = `${op.method} ${op.path}`;
+      expect(op.operationId, where).toMatch(/^[a-z][A-Za-z0-9]+$/);
+      expect(op.summary, where).toBeTruthy();
+      expect(op.tags?.length, where).toBeGreaterThan(0);
+      for (const tag of op.tags ?? []) expect(declaredTags.has(tag), `${where}: tag ${tag}`).toBe(true);
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.description, `${where} ${status}`).not.toBe('Default Response');
+      }
+    }
+    expect(document.servers).toEqual([{ url: '/', description: 'This server' }]);
+  });
+
+  it('states the security of every operation: none for the public ones, the ingest key where it is taken', () => {
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    for (const op of operations) {
+      const id = op.operationId!;
+      const expected = PUBLIC_OPERATIONS.includes(id) ? [] : (INGEST_KEY_SECURITY[id] ?? [{ bearerAuth: [] }]);
+      expect(op.security, `${id} states its security`).toEqual(expected);
+    }
+  });
+
+  it('matches what the routes do: without credentials, exactly the operations that require them answer 401', async () => {
+    const mismatches: string[] = [];
+    for (const op of operations) {
+      const res = await t.app.inject({ method: op.method.toUpperCase() as 'GET', url: exampleUrl(op) });
+      const secured = requiresCredentials(op, document);
+      if ((res.statusCode === 401) !== secured) mismatches.push(`${op.operationId}: ${res.statusCode}, documented ${secured ? 'secured' : 'public'}`);
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('shows path ids as positive integers', () => {
+    const ids = operations.flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'path' && /(^|_)id$/.test(p.name)));
+    expect(ids.length).toBeGreaterThan(10);
+    for (const parameter of ids) expect(parameter.schema).toMatchObject({ type: 'integer', minimum: 1 });
+  });
+});
+
+describe('a typed client generated from the document', () => {
+  it('type-checks the journey against the generated types, then runs it against the listening app', { timeout: 180_000 }, async () => {
+    const types = path.join(clientDir, 'generated', 'openapi.d.ts');
+    const journeyFile = path.join(clientDir, 'journey.ts');
+    await writeClientTypes(document, types);
+    await typeCheck({ tsconfig: path.join(here, '..', 'tsconfig.json'), files: [journeyFile, types], dir: path.dirname(types), timeoutMs: 150_000 });
+
+    // Imported by URL: the journey's types exist once generated, so the app's own type check
+    // (pnpm lint) does not follow it.
+    const journey = (await import(pathToFileURL(journeyFile).href)) as {
+      JOURNEY_OPERATIONS: readonly string[];
+      logTrackerJourney(baseUrl: string, email: string): Promise<{
+        projectId: number;
+        accepted: number;
+        errors: { level: string; message: string; project_id: number }[];
+      }>;
+    };
+    for (const id of journey.JOURNEY_OPERATIONS) expect(operations.map((op) => op.operationId)).toContain(id);
+
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const result = await journey.logTrackerJourney(address, `journey-${Date.now()}@example.test`);
+    expect(result.accepted).toBe(2);
+    expect(result.errors).toEqual([expect.objectContaining({ level: 'error', message: 'payment declined', project_id: result.projectId })]);
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * Checks of an app's OpenAPI document for its tests: the validators and linters a new user runs,
+ * client types generated from it, and type-checking code written against them. Test-only: the
+ * libraries it uses are dev dependencies of this package.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import openapiTS, { astToString } from 'openapi-typescript';
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+export interface DocumentedOperation {
+  method: (typeof HTTP_METHODS)[number];
+  path: string;
+  operationId?: string;
+  summary?: string;
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; in: string; required?: boolean; schema?: { type?: string } }[];
+  responses: Record<string, { description?: string }>;
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Partial<Record<string, unknown>>>;
+}
+
+/** Every operation of the document, with its method and path. */
+export function operationsOf(document: object): DocumentedOperation[] {
+  const operations: DocumentedOperation[] = [];
+  for (const [route, item] of Object.entries((document as OpenApiDocument).paths ?? {})) {
+    for (const method of HTTP_METHODS) {
+      const operation = item?.[method];
+      if (operation) operations.push({ ...(operation as Omit<DocumentedOperation, 'method' | 'path'>), method, path: route });
+    }
+  }
+  return operations;
+}
+
+/** swagger-parser's validation (the OpenAPI schema and every `$ref`); rejects with its message. */
+export async function validateWithSwaggerParser(document: object): Promise<void> {
+  // It dereferences in place: the app's document is cached and served, so it works on a copy.
+  type Api = Exclude<Parameters<typeof SwaggerParser.validate>[0], string>;
+  await SwaggerParser.validate(structuredClone(document) as Api);
+}
+
+export interface LintProblem {
+  ruleId: string;
+  severity: 'error' | 'warn';
+  message: string;
+  pointer?: string;
+}
+
+/** The problems `redocly lint` reports with its `recommended` ruleset. */
+export async function lintWithRedocly(document: object): Promise<LintProblem[]> {
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
+  return problems.map((problem) => ({
+    ruleId: problem.ruleId,
+    severity: problem.severity,
+    message: problem.message,
+    pointer: problem.location[0]?.pointer,
+  }));
+}
+
+/**
+ * Writes openapi-typescript's types of the document (`paths`, `operations`, `components`) to
+ * `file`. The file is replaced in one step, so a test run beside another never reads it half written.
+ */
+export async function writeClientTypes(document: object, file: string): Promise<void> {
+  const ast = await openapiTS(structuredClone(document) as Parameters<typeof openapiTS>[0], { silent: true });
+  await mkdir(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, astToString(ast));
+  await rename(temporary, file);
+}
+
+/**
+ * `tsc --noEmit` over `files` with the compiler options of `tsconfig` (an app's own), bounded by
+ * `timeoutMs`; rejects with the compiler's diagnostics. The project file is written to `dir`
+ * (inside the app, where its type packages are found) and removed afterwards.
+ */
+export async function typeCheck(options: { tsconfig: string; files: string[]; dir: string; timeoutMs?: number }): Promise<void> {
+  const project = path.join(options.dir, `tsconfig.check.${process.pid}.json`);
+  await mkdir(options.dir, { recursive: true });
+  await writeFile(
+    project,
+    JSON.stringify({
+      extends: path.resolve(options.tsconfig),
+      compilerOptions: { noEmit: true },
+      include: [],
+      files: options.files.map((file) => path.resolve(file)),
+    }),
+  );
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      execFile(process.execPath, [tsc, '-p', project], { timeout: options.timeoutMs ?? 120_000 }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`tsc failed (${error.killed ? 'timed out' : `exit ${error.code}`}):\n${stdout}${stderr}`));
+        else resolve();
+      });
+    });
+  } finally {
+    await rm(project, { force: true });
+  }
+}
+
+/**
+ * Whether the operation refuses a caller without credentials: its own requirements, else the
+ * document's; an empty requirement `{}` lets anyone in.
+ */
+export function requiresCredentials(operation: DocumentedOperation, document: object): boolean {
+  const security = operation.security ?? (document as { security?: Record<string, string[]>[] }).security ?? [];
+  return security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
+}
+
+/**
+ * The URL of each operation with its path parameters filled in (`1` for integers, `x` otherwise),
+ * to call it as a client without credentials would.
+ */
+export function exampleUrl(operation: DocumentedOperation): string {
+  return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
+    const parameter = operation.parameters?.find((p) => p.in === 'path' && p.name === name);
+    return parameter?.schema?.type === 'integer' || parameter?.schema?.type === 'number' ? '1' : 'x';
+  });
+}

@@ -1,0 +1,111 @@
+import { errorResponses, id } from '@repo/schemas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { AppInstance } from '../src/index.js';
+import { lintWithRedocly, operationsOf, requiresCredentials, validateWithSwaggerParser } from '../src/testing.js';
+import { buildApp } from './helpers.js';
+
+// A recursive schema, registered under an id as the zod type provider expects.
+const node: z.ZodType<unknown> = z
+  .lazy(() => z.object({ name: z.string(), children: z.array(node).optional() }))
+  .meta({ id: 'TestNode' });
+
+interface Document {
+  paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: object; description?: string }[]; responses: Record<string, { description: string }>; security?: unknown; requestBody?: unknown }>>;
+  components: { schemas: Record<string, object> };
+  servers: unknown;
+  security: unknown;
+}
+
+let app: AppInstance;
+let document: Document;
+beforeAll(async () => {
+  app = await buildApp();
+  app.get(
+    '/things/:thing_id',
+    {
+      schema: {
+        operationId: 'getThing',
+        tags: ['logs'],
+        summary: 'A thing',
+        params: z.object({ thing_id: id }),
+        querystring: z.object({ parent_id: id.optional().describe('Only the children of this thing') }),
+        response: {
+          200: z.object({ by_level: z.record(z.enum(['error', 'info']), z.number().int()) }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async () => ({ by_level: { error: 1, info: 2 } }),
+  );
+  app.post(
+    '/trees',
+    { schema: { operationId: 'createTree', tags: ['logs'], summary: 'A tree', security: [], body: z.object({ root: node.optional() }), response: { 204: z.null() } } },
+    async (_request, reply) => reply.status(204).send(null),
+  );
+  app.get(
+    '/files/*',
+    { schema: { operationId: 'getFile', tags: ['logs'], summary: 'A file', security: [], params: z.object({ '*': z.string() }) } },
+    async () => 'file',
+  );
+  await app.ready();
+  document = app.swagger() as unknown as Document;
+});
+afterAll(() => app.close());
+
+describe('openApiOptions', () => {
+  it('documents decimal ids as positive integers, in paths and query strings', () => {
+    const parameters = document.paths['/things/{thing_id}']!.get!.parameters!;
+    expect(parameters.find((p) => p.name === 'thing_id')!.schema).toEqual({ type: 'integer', minimum: 1, maximum: 2_147_483_647 });
+    expect(parameters.find((p) => p.name === 'parent_id')).toMatchObject({
+      in: 'query',
+      description: 'Only the children of this thing',
+      schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+    });
+  });
+
+  it('describes every response by its status', () => {
+    const { responses } = document.paths['/things/{thing_id}']!.get!;
+    expect(Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, r.description]))).toEqual({
+      200: 'OK',
+      401: 'Unauthenticated: the credentials are missing, invalid or expired',
+      404: 'Not found',
+    });
+    expect(document.paths['/trees']!.post!.responses['204']!.description).toBe('No content');
+  });
+
+  it('emits the registered components the document uses, and only those', () => {
+    expect(Object.keys(document.components.schemas).sort()).toEqual(['ErrorEnvelope', 'TestNodeInput']);
+    expect(JSON.stringify(document.paths['/trees']!.post!.requestBody)).toContain('"$ref":"#/components/schemas/TestNodeInput"');
+  });
+
+  it('lists the keys of a record over an enum', () => {
+    const ok = document.paths['/things/{thing_id}']!.get!.responses['200'] as unknown as {
+      content: { 'application/json': { schema: { properties: { by_level: object } } } };
+    };
+    expect(ok.content['application/json'].schema.properties.by_level).toMatchObject({
+      properties: { error: { type: 'integer' }, info: { type: 'integer' } },
+      required: ['error', 'info'],
+      additionalProperties: false,
+    });
+  });
+
+  it('names the wildcard parameter', () => {
+    expect(document.paths['/files/{path}']!.get!.parameters).toEqual([
+      expect.objectContaining({ in: 'path', name: 'path', required: true }),
+    ]);
+  });
+
+  it('declares a server and bearer tokens by default; public operations state none', () => {
+    expect(document.servers).toEqual([{ url: '/', description: 'This server' }]);
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    const operations = operationsOf(document);
+    expect(operations.filter((op) => !requiresCredentials(op, document)).map((op) => op.operationId)).toEqual(['createTree', 'getFile']);
+  });
+
+  it('passes swagger-parser and redocly lint', async () => {
+    await validateWithSwaggerParser(document);
+    const errors = (await lintWithRedocly(document)).filter((p) => p.severity === 'error');
+    expect(errors).toEqual([]);
+  });
+});
