@@ -24,7 +24,7 @@ export function sampleValid(doc: OpenApiDocument, schema: JsonSchema, depth = 0)
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   switch (type ?? (schema.properties ? 'object' : schema.items ? 'array' : undefined)) {
     case 'string':
-      return sampleString(schema);
+      return sampleString(schema, '');
     case 'integer':
     case 'number': {
       const min = schema.minimum ?? (typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + 1 : undefined);
@@ -42,8 +42,14 @@ export function sampleValid(doc: OpenApiDocument, schema: JsonSchema, depth = 0)
       return Array.from({ length: schema.minItems ?? 0 }, () => sampleValid(doc, items, depth + 1));
     }
     case 'object': {
+      // Every documented property, not only the required ones: a body that must "send at least
+      // one of" its optional fields is then valid too.
       const out: Record<string, unknown> = {};
-      for (const key of schema.required ?? []) out[key] = sampleValid(doc, schema.properties?.[key] ?? {}, depth + 1);
+      const keys = new Set([...Object.keys(schema.properties ?? {}), ...(schema.required ?? [])]);
+      for (const key of keys) {
+        const property = schema.properties?.[key] ?? {};
+        out[key] = isPlainString(doc, property) ? sampleString(property, key) : sampleValid(doc, property, depth + 1);
+      }
       return out;
     }
     default:
@@ -51,8 +57,19 @@ export function sampleValid(doc: OpenApiDocument, schema: JsonSchema, depth = 0)
   }
 }
 
-function sampleString(schema: JsonSchema): string {
-  switch (schema.format) {
+function isPlainString(doc: OpenApiDocument, schema: JsonSchema): boolean {
+  const target = schema.$ref ? resolveRef(doc, schema.$ref) : schema;
+  const type = Array.isArray(target?.type) ? target.type.find((t) => t !== 'null') : target?.type;
+  return type === 'string' && !target?.enum && target?.const === undefined && target?.default === undefined;
+}
+
+/**
+ * A string for the schema. A property named like an e-mail address or a URL gets one even where
+ * the document lost the format (zod's `.pipe(z.email())` is emitted as a plain string).
+ */
+function sampleString(schema: JsonSchema, name: string): string {
+  const format = schema.format ?? (/e-?mail$/i.test(name) ? 'email' : /_?ur[li]$/i.test(name) ? 'uri' : undefined);
+  switch (format) {
     case 'email':
       return 'route-suite@example.test';
     case 'date-time':
