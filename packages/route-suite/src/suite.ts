@@ -311,15 +311,21 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
       for (const [path, ops] of methodsByPath) {
         const url = fillPath(path, Object.fromEntries(ops[0]!.pathParams.map((p) => [p.name, '0'])));
         // A method no operation answers at this URL, not even one whose template also matches it
-        // (DELETE /vehicles/lookup is DELETE /vehicles/{vehicle}).
-        const method = ['DELETE', 'PATCH', 'PUT', 'POST', 'GET'].find(
+        // (DELETE /vehicles/lookup is DELETE /vehicles/{vehicle}); and OPTIONS that is not a CORS
+        // preflight (no Origin), which the CORS plugin would otherwise answer in plain text.
+        const missing = ['DELETE', 'PATCH', 'PUT', 'POST', 'GET'].find(
           (m) => !operations.some((o) => o.method === m && (o.path === path || matches(o.path, url))),
         );
-        if (!method) continue;
-        it(`${method} · ${path}`, async () => {
-          const exchange = await send(options.app, { method, url, headers: {} });
-          const wrong = [...([404, 405].includes(exchange.status) ? [] : [`expected 404 or 405, got ${exchange.status}`]), ...envelopeProblems(exchange, options.errorTable)];
-          if (wrong.length) fail(`${method} ${path} (not an operation of the document)`, [`${wrong.join('; ')}\n${describeExchange(exchange)}`]);
+        const methods = [...(missing ? [missing] : []), ...(ops.some((o) => o.method === 'OPTIONS') ? [] : ['OPTIONS'])];
+        if (methods.length === 0) continue;
+        it(`${methods.join(', ')} · ${path}`, async () => {
+          const problems: string[] = [];
+          for (const method of methods) {
+            const exchange = await send(options.app, { method, url, headers: {} });
+            const wrong = [...([404, 405].includes(exchange.status) ? [] : [`expected 404 or 405, got ${exchange.status}`]), ...envelopeProblems(exchange, options.errorTable)];
+            if (wrong.length) problems.push(`${method}: ${wrong.join('; ')}\n${describeExchange(exchange)}`);
+          }
+          if (problems.length) fail(`${path} answers a method it does not have outside 404/405 and the envelope`, problems);
         }, timeout);
       }
     });
