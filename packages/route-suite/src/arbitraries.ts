@@ -161,30 +161,33 @@ function conformingString(schema: JsonSchema): Arbitrary<string> {
 type Fragment = Arbitrary<string>;
 
 /**
- * JSON text for a schema: mostly values that conform (so that hostile text reaches the handler
- * and the database), sometimes a wrong type, a missing required property, or extra and
- * prototype-polluting keys. A `$ref` the document cannot resolve is any JSON.
+ * `valid`: values the schema accepts, whose text carries NUL, lone surrogates and the like, so
+ * that hostile text reaches the handler and the database. `hostile`: mostly the same, with now
+ * and then a wrong type, a missing required property, extra and prototype-polluting keys.
  */
-export function jsonFor(doc: OpenApiDocument, schema: JsonSchema, depth = 0): Fragment {
-  const conforming = conformingJson(doc, schema, depth);
-  return fc.oneof({ arbitrary: conforming, weight: 6 }, { arbitrary: wrongType, weight: 1 });
+export type Mode = 'valid' | 'hostile';
+
+/** JSON text for a schema. A `$ref` the document cannot resolve is any JSON. */
+export function jsonFor(doc: OpenApiDocument, schema: JsonSchema, mode: Mode = 'hostile', depth = 0): Fragment {
+  const conforming = conformingJson(doc, schema, mode, depth);
+  return mode === 'valid' ? conforming : fc.oneof({ arbitrary: conforming, weight: 6 }, { arbitrary: wrongType, weight: 1 });
 }
 
-function conformingJson(doc: OpenApiDocument, schema: JsonSchema, depth: number): Fragment {
+function conformingJson(doc: OpenApiDocument, schema: JsonSchema, mode: Mode, depth: number): Fragment {
   if (schema.$ref) {
     const target = resolveRef(doc, schema.$ref);
-    return target && depth < MAX_DEPTH ? conformingJson(doc, target, depth + 1) : anyJson;
+    return target && depth < MAX_DEPTH ? conformingJson(doc, target, mode, depth + 1) : anyJson;
   }
   const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives?.length) return fc.oneof(...alternatives.map((s) => jsonFor(doc, s, depth + 1)));
-  if (schema.allOf?.length) return conformingJson(doc, mergeAllOf(doc, schema.allOf), depth + 1);
+  if (alternatives?.length) return fc.oneof(...alternatives.map((s) => jsonFor(doc, s, mode, depth + 1)));
+  if (schema.allOf?.length) return conformingJson(doc, mergeAllOf(doc, schema.allOf), mode, depth + 1);
 
   let value: Fragment;
   if (schema.const !== undefined) value = fc.constant(JSON.stringify(schema.const));
   else if (schema.enum?.length) value = fc.constantFrom(...schema.enum.map((v) => JSON.stringify(v)));
   else {
     const kinds = types(schema);
-    value = kinds.length === 0 ? anyJson : fc.oneof(...kinds.map((kind) => jsonOfType(doc, schema, kind, depth)));
+    value = kinds.length === 0 ? anyJson : fc.oneof(...kinds.map((kind) => jsonOfType(doc, schema, kind, mode, depth)));
   }
   return schema.nullable ? fc.oneof({ arbitrary: value, weight: 4 }, { arbitrary: fc.constant('null'), weight: 1 }) : value;
 }
@@ -199,13 +202,16 @@ function mergeAllOf(doc: OpenApiDocument, parts: JsonSchema[]): JsonSchema {
   };
 }
 
-function jsonOfType(doc: OpenApiDocument, schema: JsonSchema, kind: string, depth: number): Fragment {
+function jsonOfType(doc: OpenApiDocument, schema: JsonSchema, kind: string, mode: Mode, depth: number): Fragment {
   switch (kind) {
     case 'string':
       return conformingString(schema).map((s) => JSON.stringify(s));
     case 'integer': {
+      // Mostly near the lower bound: the document's bounds are often wider than the app's rules
+      // (a year up to 2^53), and a plausible value gets the rest of the body to the handler.
       const { min, max } = numericBounds(schema, true);
-      return fc.integer({ min, max }).map(String);
+      const near = fc.integer({ min, max: Math.min(max, Math.max(min, 0) + 1000) });
+      return fc.oneof({ arbitrary: near, weight: 3 }, { arbitrary: fc.integer({ min, max }), weight: 1 }).map(String);
     }
     case 'number': {
       const { min, max } = numericBounds(schema, false);
@@ -220,10 +226,10 @@ function jsonOfType(doc: OpenApiDocument, schema: JsonSchema, kind: string, dept
       const items = Array.isArray(schema.items) ? (schema.items[0] ?? {}) : (schema.items ?? {});
       const minLength = schema.minItems ?? 0;
       const maxLength = Math.max(minLength, Math.min(schema.maxItems ?? minLength + 4, minLength + 4));
-      return fc.array(jsonFor(doc, items, depth + 1), { minLength, maxLength }).map((xs) => `[${xs.join(',')}]`);
+      return fc.array(jsonFor(doc, items, mode, depth + 1), { minLength, maxLength }).map((xs) => `[${xs.join(',')}]`);
     }
     case 'object':
-      return objectJson(doc, schema, depth);
+      return objectJson(doc, schema, mode, depth);
     default:
       return anyJson;
   }
@@ -231,21 +237,25 @@ function jsonOfType(doc: OpenApiDocument, schema: JsonSchema, kind: string, dept
 
 const EXTRA_KEYS = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'extra', '', 'id', 'role', 'is_admin'), nastyString(1, 12));
 
-function objectJson(doc: OpenApiDocument, schema: JsonSchema, depth: number): Fragment {
+function objectJson(doc: OpenApiDocument, schema: JsonSchema, mode: Mode, depth: number): Fragment {
   if (depth >= MAX_DEPTH) return fc.constant('{}');
   const required = new Set(schema.required ?? []);
   const entries = Object.entries(schema.properties ?? {}).map(([key, propertySchema]) => {
-    const present = jsonFor(doc, propertySchema, depth + 1).map((v) => `${JSON.stringify(key)}:${v}`);
-    // Required properties are left out now and then; optional ones about half the time.
-    return required.has(key)
-      ? fc.oneof({ arbitrary: present, weight: 12 }, { arbitrary: fc.constant(undefined), weight: 1 })
-      : fc.option(present, { freq: 2 });
+    const present = jsonFor(doc, propertySchema, mode, depth + 1).map((v) => `${JSON.stringify(key)}:${v}`);
+    // Hostile: required properties are left out now and then. Optional ones about half the time.
+    if (required.has(key)) {
+      return mode === 'valid' ? present : fc.oneof({ arbitrary: present, weight: 12 }, { arbitrary: fc.constant(undefined), weight: 1 });
+    }
+    return fc.option(present, { freq: 2 });
   });
   const additional = schema.additionalProperties;
-  const extraValue = additional && typeof additional === 'object' ? jsonFor(doc, additional, depth + 1) : wrongType;
+  const open = additional !== undefined && additional !== false;
+  // A record's own keys (`context`), or in hostile mode keys no schema names.
+  if (mode === 'valid' && !open) return fc.tuple(...entries).map((own) => `{${own.filter((e): e is string => typeof e === 'string').join(',')}}`);
+  const extraValue = additional && typeof additional === 'object' ? jsonFor(doc, additional, mode, depth + 1) : mode === 'valid' ? anyJson : wrongType;
   const extras = fc.array(
-    fc.tuple(EXTRA_KEYS, extraValue).map(([key, value]) => `${JSON.stringify(key)}:${value}`),
-    { maxLength: additional && typeof additional === 'object' ? 4 : 2 },
+    fc.tuple(mode === 'valid' ? nastyString(1, 12) : EXTRA_KEYS, extraValue).map(([key, value]) => `${JSON.stringify(key)}:${value}`),
+    { maxLength: open ? 4 : 2 },
   );
   return fc
     .tuple(fc.tuple(...entries), fc.oneof({ arbitrary: fc.constant([] as string[]), weight: 3 }, { arbitrary: extras, weight: 1 }))
@@ -253,8 +263,9 @@ function objectJson(doc: OpenApiDocument, schema: JsonSchema, depth: number): Fr
 }
 
 /** A request body for the operation, as JSON text, within its schema and beyond it. */
-export function bodyFor(doc: OpenApiDocument, op: SuiteOperation): Arbitrary<string | undefined> {
+export function bodyFor(doc: OpenApiDocument, op: SuiteOperation, mode: Mode = 'hostile'): Arbitrary<string | undefined> {
   if (op.body?.schema) {
+    if (mode === 'valid') return jsonFor(doc, op.body.schema, 'valid');
     return fc.oneof({ arbitrary: jsonFor(doc, op.body.schema), weight: 8 }, { arbitrary: beyondSchema, weight: 1 }, { arbitrary: fc.constant(undefined), weight: 1 });
   }
   if (op.method === 'GET' || op.method === 'HEAD') return fc.constant(undefined);
@@ -278,7 +289,7 @@ function hostileSegment(stateChanging: boolean): Arbitrary<string> {
 }
 
 /** A query-string value (not JSON): conforming to the parameter's schema or hostile. */
-function queryValue(schema: JsonSchema): Arbitrary<string> {
+function queryValue(schema: JsonSchema, mode: Mode): Arbitrary<string> {
   const kinds = types(schema);
   const conforming: Arbitrary<string>[] = [];
   if (schema.enum?.length) conforming.push(fc.constantFrom(...schema.enum.map(String)));
@@ -292,6 +303,7 @@ function queryValue(schema: JsonSchema): Arbitrary<string> {
   if (kinds.includes('boolean')) conforming.push(fc.constantFrom('true', 'false'));
   if (kinds.includes('string') && !schema.enum) conforming.push(conformingString(schema));
   if (conforming.length === 0) conforming.push(nastyString(0, 20));
+  if (mode === 'valid') return fc.oneof(...conforming);
   return fc.oneof(
     { arbitrary: fc.oneof(...conforming), weight: 3 },
     { arbitrary: hostileStrings, weight: 1 },
@@ -300,10 +312,10 @@ function queryValue(schema: JsonSchema): Arbitrary<string> {
 }
 
 /** A query string: documented parameters present or not, conforming or hostile, repeated, with extra keys and raw bad encodings. */
-function queryFor(op: SuiteOperation): Arbitrary<string> {
+function queryFor(op: SuiteOperation, mode: Mode): Arbitrary<string> {
   const documented = op.queryParams.map((p: SuiteParameter) =>
     fc.option(
-      queryValue(p.schema).map((value) => `${encodeUrlText(p.name)}=${encodeUrlText(value)}`),
+      queryValue(p.schema, mode).map((value) => `${encodeUrlText(p.name)}=${encodeUrlText(value)}`),
       { freq: 2 },
     ),
   );
@@ -315,6 +327,7 @@ function queryFor(op: SuiteOperation): Arbitrary<string> {
     fc.tuple(keys, hostileStrings).map(([k, v]) => `${encodeUrlText(k)}=${encodeUrlText(v)}`),
     fc.constantFrom('%00=%00', 'a=%ED%A0%80', 'a=%zz', '%zz=1', '&&&', '=', 'a', `q=${'x'.repeat(5000)}`),
   );
+  if (mode === 'valid') return fc.tuple(...documented).map((own) => own.filter((x): x is string => typeof x === 'string').join('&'));
   return fc
     .tuple(fc.tuple(...documented), fc.oneof({ arbitrary: fc.constant([] as string[]), weight: 2 }, { arbitrary: fc.array(extra, { maxLength: 3 }), weight: 1 }))
     .map(([own, more]) => [...own.filter((x): x is string => typeof x === 'string'), ...more].join('&'));
@@ -334,14 +347,23 @@ export interface HostileParts {
  */
 export function hostileRequest(doc: OpenApiDocument, op: SuiteOperation, fixtures: Record<string, string> = {}): Arbitrary<HostileParts> {
   const stateChanging = op.method !== 'GET' && op.method !== 'HEAD';
-  const params: Record<string, Arbitrary<string>> = {};
-  for (const p of op.pathParams) {
-    const fixture = fixtures[p.name];
-    const hostile = hostileSegment(stateChanging);
-    params[p.name] =
-      fixture === undefined
-        ? hostile
-        : fc.oneof({ arbitrary: fc.constant(encodeUrlText(fixture)), weight: 2 }, { arbitrary: hostile, weight: 3 });
-  }
-  return fc.record({ params: fc.record(params), query: queryFor(op), body: bodyFor(doc, op) });
+  const params = (mode: Mode) => {
+    const out: Record<string, Arbitrary<string>> = {};
+    for (const p of op.pathParams) {
+      const fixture = fixtures[p.name];
+      const hostile = hostileSegment(stateChanging);
+      out[p.name] =
+        fixture === undefined
+          ? hostile
+          : fc.oneof(
+              { arbitrary: fc.constant(encodeUrlText(fixture)), weight: mode === 'valid' ? 4 : 1 },
+              { arbitrary: hostile, weight: mode === 'valid' ? 1 : 4 },
+            );
+    }
+    return fc.record(out);
+  };
+  // Half the requests are valid but for their text, mostly naming the fixtures, so the text reaches
+  // the handler and the database; half go beyond the schemas.
+  const parts = (mode: Mode) => fc.record({ params: params(mode), query: queryFor(op, mode), body: bodyFor(doc, op, mode) });
+  return fc.oneof(parts('valid'), parts('hostile'));
 }

@@ -244,6 +244,7 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
           // shows each distinct problem of the operation, each with the run that replays it.
           const failures = new Map<string, { run: number; report: string }>();
           let run = settings.path === undefined ? 0 : Number(settings.path);
+          const first = run;
           const property = fc.asyncProperty(hostileRequest(doc, op, caller.params), async (parts) => {
             const thisRun = run++;
             const headers: Record<string, string> = { ...caller.headers };
@@ -276,7 +277,7 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
           });
           if (failures.size > 0) {
             fail(
-              `${label(op)} mishandles hostile input: ${failures.size} distinct problem(s) in ${settings.runs} runs (fast-check seed ${seed})`,
+              `${label(op)} mishandles hostile input: ${failures.size} distinct problem(s) in ${run - first} run(s) (fast-check seed ${seed})`,
               [...failures.values()].map(
                 (f) => `run ${f.run}: ${f.report}\n${reproduce(op, ` ROUTE_SUITE_PATH=${f.run}`)}`,
               ),
