@@ -142,7 +142,7 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
 
     describe('authentication: 401 without valid credentials', () => {
       for (const op of operations.filter((o) => !isPublic(o))) {
-        it(`${label(op)} `, async () => {
+        it(label(op), async () => {
           const caller = await options.ordinary(op);
           const credentials = new Set(['authorization', ...apiKeyHeaders.map((k) => k.header)]);
           const bare = Object.fromEntries(Object.entries(caller.headers ?? {}).filter(([k]) => !credentials.has(k.toLowerCase())));
@@ -182,7 +182,7 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
         expect(options.privileged === undefined || privileged.length > 0, 'the privileged predicate matches no operation').toBe(true);
       });
       for (const op of privileged) {
-        it(`${label(op)} `, async () => {
+        it(label(op), async () => {
           const caller = await options.ordinary(op);
           const body = op.body?.schema ? JSON.stringify(sampleValid(doc, op.body.schema)) : undefined;
           const exchange = await send(options.app, {
@@ -199,7 +199,7 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
 
     describe('malformed requests: wrong content types, broken JSON, oversize bodies', () => {
       for (const op of operations.filter((o) => BODY_METHODS.has(o.method) || o.body)) {
-        it(`${label(op)} `, async () => {
+        it(label(op), async () => {
           const caller = await (options.caller ?? options.ordinary)(op);
           const declaresBody = op.body !== undefined;
           const cases: { name: string; type: string; payload: string | Buffer; mustFail: boolean }[] = [
@@ -237,7 +237,7 @@ export function defineRouteSuite(options: RouteSuiteOptions) {
 
     describe(`hostile input: ${settings.runs} generated requests per operation (seed ${settings.seed})`, () => {
       for (const op of operations) {
-        it(`${label(op)} `, async () => {
+        it(label(op), async () => {
           const caller = await (options.caller ?? options.ordinary)(op);
           const seed = operationSeed(settings.seed, op.id);
           // Every run is sent and judged; failures are told apart by what went wrong, so one run
