@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
-import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
+import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { seedReferenceData } from './db/seed/index.js';
@@ -93,6 +93,16 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   await app.register(multipart, {
     limits: { fileSize: config.storage.maxUploadBytes, files: 10, fields: 30, fieldSize: 64 * 1024, parts: 40 },
+  });
+  // The multipart parser is the whole app's: a route that takes no upload would read a multipart
+  // request as an empty body. It is a wrong content type there (the parser has only recognised it,
+  // nothing of the body is read).
+  app.addHook('preValidation', async (request) => {
+    if (!request.isMultipart()) return;
+    const consumes = (request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes;
+    if (!consumes?.includes('multipart/form-data')) {
+      throw new AppError('bad_request', 'Unsupported content type; send application/json');
+    }
   });
 
   const users = createUsersService({ db });

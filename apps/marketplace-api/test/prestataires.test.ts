@@ -586,3 +586,13 @@ describe('POST /prestataires/{prestataire}/favourite', () => {
     expectError(await favourite(p.user.id, bearer(token)), 401, 'unauthenticated');
   });
 });
+
+describe('coordinates at the edge of floating point', () => {
+  it('rounds tiny coordinates instead of failing the distance arithmetic', async () => {
+    await createPrestataire(t, { status: 'validated', profile: { latitude: 0.0000001, longitude: 0.0000001 } });
+    for (const value of ['4.4e-181', '-5e-324', '1e-7']) {
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/prestataires?latitude=${value}&longitude=${value}&sort=distance` });
+      expect(res.statusCode, `${value}: ${res.body}`).toBe(200);
+    }
+  });
+});

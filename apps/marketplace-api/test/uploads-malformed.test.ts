@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documents } from '../src/db/schema/index.js';
+import { documents, prestataireProfiles } from '../src/db/schema/index.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 
 let t: TestApp;
@@ -86,4 +86,14 @@ describe('malformed multipart bodies on every upload route', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().data.original_name).toBe('pass\uFFFDwd\uFFFD.pdf');
   });
+
+  it('refuses a multipart body on a route that takes JSON, and changes nothing', async () => {
+    const target = await createPrestataire(t);
+    const body = Buffer.concat([part('note', 'ok'), Buffer.from(`--${BOUNDARY}--\r\n`)]);
+    const res = await post(`/api/v1/admin/prestataires/${target.user.id}/validate`, admin.token, `multipart/form-data; boundary=${BOUNDARY}`, body);
+    expectError(res, 400, 'bad_request');
+    const [profile] = await t.database.db.select().from(prestataireProfiles).where(eq(prestataireProfiles.userId, target.user.id));
+    expect(profile?.validationStatus).toBe('pending');
+  });
 });
+

@@ -112,11 +112,14 @@ export function createServer(options: ServerOptions) {
   registerBodyGuards(app);
   // PostgreSQL cannot store a NUL character or an unpaired surrogate (which JSON can carry as
   // `"\ud800"`): any such string in a body, query or path answers 422 naming where it is, for every
-  // route, before a query could fail on it.
-  app.addHook('preValidation', async (request) => {
+  // route, before a query could fail on it. Checked once validation has run, so what a route's schema
+  // drops (an unknown query parameter) is not held against the request.
+  app.addHook('preHandler', async (request) => {
     if (request.routeOptions.config.checksOwnText) return;
     const errors: Record<string, string[]> = {};
-    for (const part of [request.params, request.query, request.body]) {
+    // A route without a query schema reads no query parameter: nothing of the query reaches it.
+    const query = request.routeOptions.schema?.querystring ? request.query : undefined;
+    for (const part of [request.params, query, request.body]) {
       for (const path of unstorableTextPaths(part)) errors[path || 'body'] = [UNSTORABLE_TEXT_MESSAGE];
     }
     if (Object.keys(errors).length > 0) throw AppError.validation(errors);
@@ -167,6 +170,13 @@ export interface FoundationOptions {
  * every route and the rate limiter runs on every request.
  */
 export async function registerFoundation(app: FastifyInstance, options: FoundationOptions) {
+  // The CORS plugin answers every OPTIONS request; one that is not a preflight (no Origin, or no
+  // Access-Control-Request-Method) would get its plain-text 400. No route answers OPTIONS: 404.
+  app.addHook('onRequest', async (request) => {
+    if (request.method !== 'OPTIONS') return;
+    if (request.headers.origin && request.headers['access-control-request-method']) return;
+    throw new AppError('route_not_found', `Route OPTIONS ${request.url.split('?')[0]} not found`);
+  });
   await app.register(cors, {
     origin: options.cors.origins,
     credentials: true,

@@ -148,6 +148,25 @@ describe('statuses in the envelope', () => {
   });
 });
 
+describe('OPTIONS', () => {
+  it('answers a request that is not a preflight 404 in the envelope, and a preflight as CORS says', async () => {
+    const app = await buildApp();
+    app.get('/things', async () => ({ data: [] }));
+    await app.ready();
+    const plain = await app.inject({ method: 'OPTIONS', url: '/things' });
+    expect(plain.statusCode).toBe(404);
+    expect(json(plain)).toEqual({ error: 'route_not_found', message: 'Route OPTIONS /things not found' });
+    const preflight = await app.inject({
+      method: 'OPTIONS',
+      url: '/things',
+      headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+    await app.close();
+  });
+});
+
 describe('text PostgreSQL cannot store', () => {
   let app: AppInstance;
 
@@ -182,6 +201,12 @@ describe('text PostgreSQL cannot store', () => {
     const response = await app.inject({ method: 'GET', url: '/search?q=a%00b' });
     expect(response.statusCode).toBe(422);
     expect(json(response).errors).toEqual({ q: [expect.any(String)] });
+  });
+
+  it('ignores a query parameter the route does not take', async () => {
+    const response = await app.inject({ method: 'GET', url: '/search?q=fine&other=a%00b' });
+    expect(response.statusCode).toBe(200);
+    expect(json(response)).toEqual({ data: { q: 'fine' } });
   });
 
   it('leaves a route that checks its own text alone', async () => {

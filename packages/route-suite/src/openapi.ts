@@ -29,8 +29,15 @@ interface ParameterObject {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
+  description?: string;
   schema?: JsonSchema;
 }
+
+/**
+ * A route's rest-of-path parameter (Fastify's `*`, documented by @repo/http as `{path}` with this
+ * description): the router bounds no length for it, so no 414 is expected.
+ */
+const REST_OF_PATH = /^the rest of the path\b/i;
 
 interface OperationObject {
   operationId?: string;
@@ -58,6 +65,8 @@ export interface SuiteParameter {
   name: string;
   required: boolean;
   schema: JsonSchema;
+  /** Matches the rest of the path, slashes included (no length limit from the router). */
+  restOfPath?: boolean;
 }
 
 /** One operation of the document, as the suite tests it. */
@@ -88,7 +97,12 @@ export function readOperations(doc: OpenApiDocument): SuiteOperation[] {
     for (const [method, op] of Object.entries(item)) {
       if (!METHODS.has(method)) continue;
       const params = op.parameters ?? [];
-      const toParam = (p: ParameterObject): SuiteParameter => ({ name: p.name, required: p.required ?? false, schema: p.schema ?? {} });
+      const toParam = (p: ParameterObject): SuiteParameter => ({
+        name: p.name,
+        required: p.required ?? false,
+        schema: p.schema ?? {},
+        restOfPath: p.name === '*' || REST_OF_PATH.test(p.description ?? ''),
+      });
       const content = op.requestBody?.content ?? {};
       const contentTypes = Object.keys(content);
       const jsonType = contentTypes.find((type) => /^application\/(.+\+)?json/.test(type));

@@ -72,6 +72,21 @@ export function unstorableTextPaths(value: unknown, limit = 100): string[] {
   return found;
 }
 
+/**
+ * A latitude or longitude in degrees, rounded to 7 decimals (about a centimetre): a value such as
+ * 4.4e-181 would otherwise underflow the distance arithmetic in PostgreSQL (an error, not a 0).
+ */
+const degrees = (bound: number, coerce: boolean) =>
+  (coerce ? z.coerce.number() : z.number())
+    .min(-bound)
+    .max(bound)
+    .transform((value) => Math.round(value * 1e7) / 1e7 + 0);
+export const latitude = degrees(90, false);
+export const longitude = degrees(180, false);
+/** The same, from a query string. */
+export const latitudeQuery = degrees(90, true);
+export const longitudeQuery = degrees(180, true);
+
 export const idParams = z.object({ id });
 
 /** An ISO 8601 instant with an offset (`2026-01-02T03:04:05Z`), parsed to a Date. */

@@ -1,4 +1,4 @@
-import { email, envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, passwordField, timestamp } from '@repo/schemas';
+import { email, envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, passwordField, timestamp, latitude, longitude } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS, ROLES, USER_STATUSES, type PrestataireProfile, type User } from '../../db/schema/index.js';
 import { lowerBound, rangeReversed, upperBound, ActivityEntryResponse } from '../activity-log/activity-log.schemas.js';
@@ -48,8 +48,8 @@ export const CreateUserBody = z
     address: text(255).optional(),
     postal_code: z.string().trim().regex(/^\d{5}$/, 'Must be a French postal code of 5 digits').optional(),
     city: text(120).optional(),
-    latitude: z.number().min(-90).max(90).optional(),
-    longitude: z.number().min(-180).max(180).optional(),
+    latitude: latitude.optional(),
+    longitude: longitude.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.password_confirmation !== undefined && body.password !== body.password_confirmation) {

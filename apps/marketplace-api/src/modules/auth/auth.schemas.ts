@@ -1,4 +1,4 @@
-import { email, envelope, storableText, UNSTORABLE_TEXT_MESSAGE, passwordField } from '@repo/schemas';
+import { email, envelope, storableText, UNSTORABLE_TEXT_MESSAGE, passwordField, latitude, longitude } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS } from '../../db/schema/index.js';
 import { normaliseSiret, siretValid } from '../../lib/siret.js';
@@ -71,8 +71,8 @@ export const RegisterPrestataireBody = z
     // Taken from the city when `city_id` is given.
     city: text(120).optional(),
     city_id: z.number().int().min(1).max(2_147_483_647).optional(),
-    latitude: z.number().min(-90).max(90).optional(),
-    longitude: z.number().min(-180).max(180).optional(),
+    latitude: latitude.optional(),
+    longitude: longitude.optional(),
   })
   .superRefine((body, ctx) => {
     confirmationMatches(body, ctx);

@@ -19,6 +19,7 @@ export function emailChangeRoutes(deps: { emailChange: EmailChangeService }): Fa
           summary: 'Undo an e-mail change with the token e-mailed to the former address (valid 7 days, single use)',
           description:
             'Restores the former address (or drops a change not yet confirmed), signs out every session, removes the password and any linked social identity, and e-mails a password reset link to the restored address.',
+          security: [],
           body: RevertEmailChangeBody,
           response: { 200: messageEnvelope, ...errorResponses(400, 409, 422, 429) },
         },

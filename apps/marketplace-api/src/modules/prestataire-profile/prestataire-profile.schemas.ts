@@ -1,4 +1,4 @@
-import { storableText, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
+import { storableText, UNSTORABLE_TEXT_MESSAGE, latitude, longitude } from '@repo/schemas';
 import { z } from 'zod';
 import { phoneField } from '../auth/auth.schemas.js';
 
@@ -41,8 +41,8 @@ export const UpdateProfileBody = z
       .nullable()
       .optional()
       .describe('A city from `GET /cities`; its name, postal code and coordinates fill those not given'),
-    latitude: z.number().min(-90).max(90).optional(),
-    longitude: z.number().min(-180).max(180).optional(),
+    latitude: latitude.optional(),
+    longitude: longitude.optional(),
     service_radius_km: z.number().int().min(1).max(500).optional(),
     timezone: z
       .string()

@@ -1,4 +1,4 @@
-import { envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, timestamp } from '@repo/schemas';
+import { envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, timestamp, latitudeQuery, longitudeQuery } from '@repo/schemas';
 import { z } from 'zod';
 import { CategorySummary } from '../catalogue/catalogue.schemas.js';
 import { mediaUrl } from '../users/users.schemas.js';
@@ -13,8 +13,8 @@ export const MAX_RADIUS_KM = 200;
 
 export const SearchPrestatairesQuery = paginationQuery({ defaultPerPage: 20, maxPerPage: 100 })
   .extend({
-    latitude: z.coerce.number().min(-90).max(90).optional(),
-    longitude: z.coerce.number().min(-180).max(180).optional(),
+    latitude: latitudeQuery.optional(),
+    longitude: longitudeQuery.optional(),
     radius_km: z.coerce.number().gt(0).max(MAX_RADIUS_KM).default(30),
     city_id: id.optional(),
     service_id: id.optional(),
