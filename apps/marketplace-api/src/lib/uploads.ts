@@ -68,6 +68,7 @@ function multipartError(error: unknown): unknown {
 
 /** A name safe to show and store: no control characters, path separators or unpaired surrogates. */
 function safeName(name: string): string {
+  // eslint-disable-next-line no-control-regex
   return name.replace(/[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
