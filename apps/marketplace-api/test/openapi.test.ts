@@ -110,7 +110,7 @@ const KNOWN_WARNINGS = [
 const PUBLIC_OPERATIONS = `
 health getMedia
 registerClient registerPrestataire login loginPrestataire signInWithGoogle signInWithApple
-verifyEmail confirmEmail resendVerificationEmail sendEmailVerificationOtp verifyEmailOtp
+verifyEmail confirmEmail revertEmailChange resendVerificationEmail sendEmailVerificationOtp verifyEmailOtp
 forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp
 listCategories listServices getService listCities searchPrestataires lookupVehicle
 `

@@ -78,6 +78,7 @@ defineRouteSuite({
     'loginPrestataire',
     'verifyEmail',
     'confirmEmail',
+    'revertEmailChange',
     'resendVerificationEmail',
     'sendEmailVerificationOtp',
     'verifyEmailOtp',
