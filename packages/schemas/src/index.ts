@@ -37,6 +37,9 @@ const UNSTORABLE_CHARACTERS = new RegExp(`\\u0000|${LONE_SURROGATE.source}`, 'g'
 export const storableText = (value: string) => !value.includes('\u0000') && !LONE_SURROGATE.test(value);
 export const UNSTORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired UTF-16 surrogates';
 
+/** The string with each character PostgreSQL cannot store replaced by U+FFFD: fit to show or log. */
+export const replaceUnstorable = (value: string) => value.replace(UNSTORABLE_CHARACTERS, '\uFFFD');
+
 function isPlainObject(value: object): boolean {
   const prototype = Object.getPrototypeOf(value) as object | null;
   // Query strings and params are parsed into objects without Object's prototype (or with an empty one of their own).
@@ -64,7 +67,7 @@ export function unstorableTextPaths(value: unknown, limit = 100): string[] {
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, inner] = entries[i] as [string, unknown];
         // A bad key is named by its replacement-character form, which can be shown and logged.
-        if (!storableText(key)) found.push(join(path, key.replace(UNSTORABLE_CHARACTERS, '\uFFFD')));
+        if (!storableText(key)) found.push(join(path, replaceUnstorable(key)));
         else pending.push({ value: inner, path: join(path, key) });
       }
     }

@@ -1,4 +1,4 @@
-import { bigId, id, iso, UNSTORABLE_TEXT_MESSAGE, storableText, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
+import { bigId, id, iso, replaceUnstorable, UNSTORABLE_TEXT_MESSAGE, storableText, paginatedEnvelope, paginationQuery, timestamp, envelope } from '@repo/schemas';
 import { z } from 'zod';
 import { LOG_LEVELS, type Log } from '../../db/schema/index.js';
 
@@ -17,27 +17,28 @@ export const logTime = z.iso
 const MAX_CONTEXT_DEPTH = 32;
 
 /**
- * What is wrong with a context, if anything: a NUL in a string or key (jsonb cannot store one), or
- * nesting deeper than MAX_CONTEXT_DEPTH. Walks the value itself: searching its JSON text for
+ * What is wrong with a context, if anything, and where: text jsonb cannot store (a NUL or an
+ * unpaired surrogate) in a string or key, or nesting deeper than MAX_CONTEXT_DEPTH. Walks the value itself: searching its JSON text for
  * `\u0000` would also reject an escaped backslash followed by "u0000", which is ordinary text.
  * Iterative, so that a deeply nested value cannot overflow the stack here either.
  */
-export function contextProblem(value: unknown): string | undefined {
-  const pending: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
+export function contextProblem(value: unknown): { message: string; path: (string | number)[] } | undefined {
+  const pending: { value: unknown; depth: number; path: (string | number)[] }[] = [{ value, depth: 1, path: [] }];
   for (let item = pending.pop(); item; item = pending.pop()) {
-    const { value: current, depth } = item;
+    const { value: current, depth, path } = item;
     if (typeof current === 'string') {
-      if (!storableText(current)) return UNSTORABLE_TEXT_MESSAGE;
+      if (!storableText(current)) return { message: UNSTORABLE_TEXT_MESSAGE, path };
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
-    if (depth > MAX_CONTEXT_DEPTH) return `Must not be nested more than ${MAX_CONTEXT_DEPTH} levels deep`;
+    if (depth > MAX_CONTEXT_DEPTH) return { message: `Must not be nested more than ${MAX_CONTEXT_DEPTH} levels deep`, path: [] };
     if (Array.isArray(current)) {
-      for (const inner of current) pending.push({ value: inner, depth: depth + 1 });
+      current.forEach((inner, i) => pending.push({ value: inner, depth: depth + 1, path: [...path, i] }));
     } else {
       for (const [key, inner] of Object.entries(current)) {
-        if (!storableText(key)) return UNSTORABLE_TEXT_MESSAGE;
-        pending.push({ value: inner, depth: depth + 1 });
+        // A bad key is named by its replacement-character form, which can be shown and logged.
+        if (!storableText(key)) return { message: UNSTORABLE_TEXT_MESSAGE, path: [...path, replaceUnstorable(key)] };
+        pending.push({ value: inner, depth: depth + 1, path: [...path, key] });
       }
     }
   }
@@ -51,7 +52,7 @@ export const LogEntryBody = z.object({
     .record(z.string(), z.unknown())
     .superRefine((c, ctx) => {
       const problem = contextProblem(c);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     })
     .nullish(),
   timestamp: logTime.optional(),

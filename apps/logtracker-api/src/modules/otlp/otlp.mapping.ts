@@ -148,7 +148,7 @@ function mapRecord(
   const resource = Object.fromEntries(Object.entries(ctx.resource).filter(([k]) => k !== 'service.name'));
   if (Object.keys(resource).length > 0) context['otel.resource'] = resource;
   const problem = contextProblem(context);
-  if (problem) return `a log record's attributes are invalid: ${problem}`;
+  if (problem) return `a log record's attributes are invalid: ${problem.message}`;
 
   const source = (ctx.serviceName ?? ctx.scope)?.slice(0, 255);
   return {
