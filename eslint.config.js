@@ -2,6 +2,14 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** An app never imports the other (by package name or by a path into it). */
+const appBoundaries = [
+  {
+    group: ['marketplace-api', 'marketplace-api/*', 'logtracker-api', 'logtracker-api/*', '**/marketplace-api/**', '**/logtracker-api/**'],
+    message: 'The apps are deployed on their own: share code through a workspace package.',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', '**/drizzle/**', '**/coverage/**'] },
   js.configs.recommended,
@@ -17,5 +25,49 @@ export default tseslint.config(
   {
     files: ['**/scripts/**', '**/bench/**', '**/*.config.*'],
     rules: { 'no-console': 'off' },
+  },
+  // Module boundaries (STYLE.md): handlers call services and never touch SQL; services and
+  // repositories never reach back into routes; repositories never call services; the apps never
+  // import each other, and the packages never import an app.
+  {
+    files: ['apps/*/src/**/*.routes.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/*.repository.js'], message: 'Routes call a service; queries live in repositories behind it.' },
+        { group: ['drizzle-orm', 'drizzle-orm/*'], message: 'Routes build no SQL: call a service.' },
+        ...appBoundaries,
+      ] }],
+    },
+  },
+  {
+    files: ['apps/*/src/**/*.service.ts', 'apps/*/src/jobs/**', 'apps/*/src/integrations/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/*.routes.js'], message: 'Services and jobs never import routes.' },
+        ...appBoundaries,
+      ] }],
+    },
+  },
+  {
+    files: ['apps/*/src/**/*.repository.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/*.routes.js', '**/*.service.js'], message: 'Repositories hold queries only: they call no service and no route.' },
+        ...appBoundaries,
+      ] }],
+    },
+  },
+  {
+    files: ['apps/*/src/**/*.ts', 'apps/*/test/**/*.ts'],
+    ignores: ['apps/*/src/**/*.routes.ts', 'apps/*/src/**/*.service.ts', 'apps/*/src/**/*.repository.ts', 'apps/*/src/jobs/**', 'apps/*/src/integrations/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: appBoundaries }] },
+  },
+  {
+    files: ['packages/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['marketplace-api', 'marketplace-api/*', 'logtracker-api', 'logtracker-api/*', '**/apps/**'], message: 'Packages never import an app.' },
+      ] }],
+    },
   },
 );
