@@ -7,7 +7,6 @@ import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
-import { loggerOptions } from './logging.js';
 import { createSessionStore } from './modules/auth/auth.service.js';
 import { createWebhookGuard, type ResolveHost } from './modules/alerts/webhook-target.js';
 import { createIngestKeysService } from './modules/ingest-keys/ingest-keys.service.js';
@@ -46,7 +45,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const app = createServer({
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
-    logger: loggerOptions(config.logLevel, overrides.logger),
+    logger: overrides.logger,
   });
 
   const database = overrides.database ?? (await openDatabase(config));

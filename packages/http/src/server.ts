@@ -27,30 +27,55 @@ export interface ServerOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Query parameters whose values are credentials: e-mailed link tokens, codes, keys. */
+/** Query parameters whose values are credentials: e-mailed link tokens, codes, keys, the live tail's access_token. */
 const SECRET_PARAM = /token|code|otp|secret|key|signature|password/i;
+const REDACTED = '[REDACTED]';
 
-/** The request URL with the values of secret query parameters replaced, fit for a log line. */
-export function redactUrl(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const params = new URLSearchParams(url.slice(q + 1));
-  let redacted = false;
-  for (const name of new Set(params.keys())) {
-    if (!SECRET_PARAM.test(name)) continue;
-    params.set(name, '[redacted]');
-    redacted = true;
+function decodeKey(key: string): string {
+  try {
+    return decodeURIComponent(key.replace(/\+/g, ' '));
+  } catch {
+    return key;
   }
-  return redacted ? `${url.slice(0, q)}?${params.toString()}` : url;
 }
 
-/** Fastify's request serializer, but a link token in the query string never reaches the log. */
-function serializeRequest(request: FastifyRequest) {
+/**
+ * The URL with the values of credential-like query parameters replaced, fit for a log line; the
+ * rest is kept as sent. Keys are compared decoded, as the query parser reads them:
+ * `access%5Ftoken=…` is the same parameter.
+ */
+export function redactUrl(url: string): string {
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const pairs = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const key = eq === -1 ? pair : pair.slice(0, eq);
+      return SECRET_PARAM.test(decodeKey(key)) ? `${key}=${REDACTED}` : pair;
+    });
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
+}
+
+const redactString = (value: unknown) => (typeof value === 'string' ? redactUrl(value) : value);
+
+/** What the serializer reads of a request: Fastify's, or a raw one (a WebSocket upgrade logged by a plugin). */
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number; remoteAddress?: string };
+}
+
+/** Fastify's request serializer, but a credential in the query string never reaches the log. */
+function serializeRequest(request: LoggedRequest) {
   return {
     method: request.method,
-    url: redactUrl(request.url),
+    url: request.url === undefined ? undefined : redactUrl(request.url),
     host: request.host,
-    remoteAddress: request.ip,
+    remoteAddress: request.ip ?? request.socket?.remoteAddress,
     remotePort: request.socket?.remotePort,
   };
 }
@@ -66,7 +91,8 @@ function loggerOptions(logger: ServerOptions['logger'], level: string): FastifyS
   const defaults = {
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'], remove: true },
-    serializers: { req: serializeRequest, err },
+    // `path` and `url` are how plugins log a URL of their own (@fastify/websocket logs `path`).
+    serializers: { req: serializeRequest, err, path: redactString, url: redactString },
   };
   if (!logger || typeof logger !== 'object') return defaults;
   return { ...defaults, ...logger, serializers: { ...defaults.serializers, ...logger.serializers } };

@@ -382,8 +382,9 @@ describe('logging', () => {
 
 describe('redactUrl', () => {
   it('hides the values of credential-like query parameters and keeps the rest', () => {
-    expect(redactUrl('/api/v1/auth/verify-email?token=abc123')).toBe('/api/v1/auth/verify-email?token=%5Bredacted%5D');
-    expect(redactUrl('/x?otp=123456&page=2&reset_token=t&api_key=k')).toBe('/x?otp=%5Bredacted%5D&page=2&reset_token=%5Bredacted%5D&api_key=%5Bredacted%5D');
+    expect(redactUrl('/api/v1/auth/verify-email?token=abc123')).toBe('/api/v1/auth/verify-email?token=[REDACTED]');
+    expect(redactUrl('/x?otp=123456&page=2&reset_token=t&api_key=k')).toBe('/x?otp=[REDACTED]&page=2&reset_token=[REDACTED]&api_key=[REDACTED]');
+    expect(redactUrl('/tail?level=error&access%5Ftoken=jwt&q=a%20b')).toBe('/tail?level=error&access%5Ftoken=[REDACTED]&q=a%20b');
     expect(redactUrl('/api/logs?level=error&page=3')).toBe('/api/logs?level=error&page=3');
     expect(redactUrl('/health')).toBe('/health');
   });
@@ -400,7 +401,7 @@ describe('redactUrl', () => {
     app.get('/link', async () => ({ ok: true }));
     await app.inject({ method: 'GET', url: '/link?token=very-secret-link-token' });
     await app.close();
-    expect(lines.join('')).toContain('/link?token=%5Bredacted%5D');
+    expect(lines.join('')).toContain('/link?token=[REDACTED]');
     expect(lines.join('')).not.toContain('very-secret-link-token');
   });
 });
