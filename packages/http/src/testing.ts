@@ -26,6 +26,8 @@ export interface DocumentedOperation {
 
 interface OpenApiDocument {
   paths?: Record<string, Partial<Record<string, unknown>>>;
+  tags?: { name: string }[];
+  servers?: { url: string; description?: string }[];
 }
 
 /** Every operation of the document, with its method and path. */
@@ -64,6 +66,38 @@ export async function lintWithRedocly(document: object): Promise<LintProblem[]> 
     message: problem.message,
     pointer: problem.location[0]?.pointer,
   }));
+}
+
+/**
+ * What a new user's tools and a reader would object to in the document, one line each; empty when
+ * it is sound: swagger-parser's error, redocly's errors and any warning not in `knownWarnings`
+ * (`<ruleId> <pointer>`), an operation without a unique camelCase operationId, a summary, a
+ * declared tag or a described response, and servers other than the one relative `/`.
+ */
+export async function documentProblems(document: object, knownWarnings: readonly string[] = []): Promise<string[]> {
+  const problems: string[] = [];
+  await validateWithSwaggerParser(document).catch((error: unknown) => problems.push(`swagger-parser: ${String(error)}`));
+  for (const problem of await lintWithRedocly(document)) {
+    const key = `${problem.ruleId} ${problem.pointer}`;
+    if (problem.severity === 'error' || !knownWarnings.includes(key)) problems.push(`redocly ${problem.severity}: ${key}: ${problem.message}`);
+  }
+  const { tags, servers } = document as OpenApiDocument;
+  const declaredTags = new Set(tags?.map((tag) => tag.name));
+  const seen = new Set<string>();
+  for (const op of operationsOf(document)) {
+    const where = `${op.method.toUpperCase()} ${op.path}`;
+    if (!op.operationId || !/^[a-z][A-Za-z0-9]+$/.test(op.operationId)) problems.push(`${where}: operationId ${op.operationId}`);
+    else if (seen.has(op.operationId)) problems.push(`${where}: operationId ${op.operationId} used twice`);
+    else seen.add(op.operationId);
+    if (!op.summary) problems.push(`${where}: no summary`);
+    if (!op.tags?.length) problems.push(`${where}: no tag`);
+    for (const tag of op.tags ?? []) if (!declaredTags.has(tag)) problems.push(`${where}: tag ${tag} is not declared`);
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (!response.description || response.description === 'Default Response') problems.push(`${where} ${status}: no description`);
+    }
+  }
+  if (JSON.stringify(servers) !== JSON.stringify([{ url: '/', description: 'This server' }])) problems.push(`servers: ${JSON.stringify(servers)}`);
+  return problems;
 }
 
 /**

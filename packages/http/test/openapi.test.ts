@@ -2,7 +2,7 @@ import { errorResponses, id } from '@repo/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { AppInstance } from '../src/index.js';
-import { lintWithRedocly, operationsOf, requiresCredentials, validateWithSwaggerParser } from '../src/testing.js';
+import { lintWithRedocly, operationsOf, requiresCredentials, validateWithSwaggerParser, documentProblems } from '../src/testing.js';
 import { buildApp } from './helpers.js';
 
 // A recursive schema, registered under an id as the zod type provider expects.
@@ -107,5 +107,47 @@ describe('openApiOptions', () => {
     await validateWithSwaggerParser(document);
     const errors = (await lintWithRedocly(document)).filter((p) => p.severity === 'error');
     expect(errors).toEqual([]);
+  });
+});
+
+describe('documentProblems', () => {
+  const sound = {
+    openapi: '3.0.3',
+    info: { title: 'T', version: '1', description: 'd', license: { name: 'MIT', url: 'https://opensource.org/license/mit' } },
+    servers: [{ url: '/', description: 'This server' }],
+    tags: [{ name: 'things', description: 'Things' }],
+    security: [],
+    paths: {
+      '/things': {
+        get: {
+          operationId: 'listThings',
+          summary: 'List things',
+          tags: ['things'],
+          responses: { 200: { description: 'OK' }, 400: { description: 'Bad request' } },
+        },
+      },
+    },
+  };
+
+  it('finds nothing in a sound document', async () => {
+    expect(await documentProblems(sound)).toEqual([]);
+  });
+
+  it('names an operation without a summary, an undeclared tag, a default description and empty servers', async () => {
+    const broken = structuredClone(sound) as typeof sound & { servers: unknown[] };
+    const op = broken.paths['/things'].get as Record<string, unknown>;
+    delete op.summary;
+    op.tags = ['other'];
+    op.responses = { 200: { description: 'Default Response' }, 400: { description: 'Bad request' } };
+    broken.servers = [];
+    const problems = await documentProblems(broken, ['operation-summary /paths/~1things/get']);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'GET /things: no summary',
+        'GET /things: tag other is not declared',
+        'GET /things 200: no description',
+        'servers: []',
+      ]),
+    );
   });
 });
