@@ -92,35 +92,11 @@ export async function attemptCode(
 }
 
 /**
- * Uses up a live link token or grant of an active, undeleted account; answers its user, or
- * undefined when the token is unknown, expired, already used or its account may not act.
+ * Uses up a live link token or grant of an active, undeleted account; answers its user and the
+ * address it is about (the tokens of an e-mail change carry one), or undefined when the token is
+ * unknown, expired, already used or its account may not act.
  */
-export async function redeemTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
-  const activeUsers = db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.status, 'active'), isNull(users.deletedAt)));
-  const [row] = await db
-    .update(userTokens)
-    .set({ usedAt: sql`now()` })
-    .where(
-      and(
-        eq(userTokens.tokenHash, tokenHash),
-        eq(userTokens.purpose, purpose),
-        isNull(userTokens.usedAt),
-        gt(userTokens.expiresAt, sql`now()`),
-        inArray(userTokens.userId, activeUsers),
-      ),
-    )
-    .returning({ userId: userTokens.userId });
-  return row?.userId;
-}
-
-/**
- * Like redeemTokenByHash, for the tokens of an e-mail change: answers the user and the address the
- * token is about.
- */
-export async function redeemEmailTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
+async function redeemToken(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
   const activeUsers = db
     .select({ id: users.id })
     .from(users)
@@ -138,6 +114,17 @@ export async function redeemEmailTokenByHash(db: DbTx, purpose: TokenPurpose, to
       ),
     )
     .returning({ userId: userTokens.userId, email: userTokens.email });
+  return row;
+}
+
+/** Uses up a live link token or grant (see redeemToken); answers its user. */
+export async function redeemTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
+  return (await redeemToken(db, purpose, tokenHash))?.userId;
+}
+
+/** Uses up a token of an e-mail change (see redeemToken); answers the user and the address it is about. */
+export async function redeemEmailTokenByHash(db: DbTx, purpose: TokenPurpose, tokenHash: string) {
+  const row = await redeemToken(db, purpose, tokenHash);
   return row?.email ? { userId: row.userId, email: row.email } : undefined;
 }
 
