@@ -46,6 +46,18 @@ export async function buildTestApp(
 
 // One real argon2id hash shared by every factory user: hashing per user would dominate test time.
 export const PASSWORD = 'correct horse battery';
+
+/** A log as the API presents it. */
+export interface LogBody {
+  id: number;
+  project_id: number;
+  level: string;
+  message: string;
+  context: Record<string, unknown> | null;
+  source: string | null;
+  timestamp: string;
+  received_at: string;
+}
 let passwordHash: Promise<string> | undefined;
 
 let sequence = 0;

@@ -11,18 +11,9 @@ import {
   expectError,
   type TestApp,
   type TestUser,
+  type LogBody,
 } from './helpers.js';
 
-interface LogBody {
-  id: number;
-  project_id: number;
-  level: string;
-  message: string;
-  context: Record<string, unknown> | null;
-  source: string | null;
-  timestamp: string;
-  received_at: string;
-}
 
 interface ListBody {
   data: LogBody[];

@@ -10,7 +10,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './helpers.js';
-import { projectWithKey, readAllLogs, type LogBody } from './otlp-support.js';
+import type { LogBody } from './helpers.js';
+import { projectWithKey, readAllLogs } from './otlp-support.js';
 
 type ExportResult = Parameters<Parameters<LogRecordExporter['export']>[1]>[0];
 

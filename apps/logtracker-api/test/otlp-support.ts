@@ -2,18 +2,8 @@ import { count, eq } from 'drizzle-orm';
 import protobuf from 'protobufjs';
 import { expect } from 'vitest';
 import { logs } from '../src/db/schema/index.js';
-import { createProject, createUser, type TestApp, type TestUser } from './helpers.js';
+import { createProject, createUser, type TestApp, type TestUser, type LogBody } from './helpers.js';
 
-export interface LogBody {
-  id: number;
-  project_id: number;
-  level: string;
-  message: string;
-  context: Record<string, unknown> | null;
-  source: string | null;
-  timestamp: string;
-  received_at: string;
-}
 
 /** A fresh project and an ingest key of it, so that what is read back is exactly what was sent. */
 export async function projectWithKey(app: TestApp, who?: TestUser) {

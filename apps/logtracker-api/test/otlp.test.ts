@@ -12,21 +12,11 @@ import {
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logs } from '../src/db/schema/index.js';
-import { buildTestApp, createProject, createUser, expectError, type TestApp, type TestUser } from './helpers.js';
+import { buildTestApp, createProject, createUser, expectError, type TestApp, type TestUser, type LogBody } from './helpers.js';
 
 type ExportResult = Parameters<Parameters<LogRecordExporter['export']>[1]>[0];
 type Headers = Record<string, string>;
 
-interface LogBody {
-  id: number;
-  project_id: number;
-  level: string;
-  message: string;
-  context: Record<string, unknown> | null;
-  source: string | null;
-  timestamp: string;
-  received_at: string;
-}
 
 let t: TestApp;
 let small: TestApp;

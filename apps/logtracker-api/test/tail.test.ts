@@ -8,17 +8,9 @@ import { projectMembers } from '../src/db/schema/index.js';
 import { createLogEvents, type IngestedLog } from '../src/modules/logs/log-events.js';
 import { createProjectAccess } from '../src/modules/projects/projects.service.js';
 import { createTailService, type TailSocket } from '../src/modules/tail/tail.service.js';
-import { addMember, buildTestApp, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
+import { addMember, buildTestApp, createProject, createUser, type TestApp, type TestUser, type LogBody } from './helpers.js';
 
-interface LogData {
-  id: number;
-  project_id: number;
-  level: string;
-  message: string;
-  context: Record<string, unknown> | null;
-  source: string | null;
-  timestamp: string;
-  received_at: string;
+interface LogData extends LogBody {
   pattern_id: number | null;
 }
 type Frame = { type: 'ready' } | { type: 'log'; data: LogData };
