@@ -167,7 +167,7 @@ type Fragment = Arbitrary<string>;
  */
 export type Mode = 'valid' | 'hostile';
 
-/** JSON text for a schema. A `$ref` the document cannot resolve is any JSON. */
+/** JSON text for a schema; past MAX_DEPTH (a recursive schema), any JSON. */
 export function jsonFor(doc: OpenApiDocument, schema: JsonSchema, mode: Mode = 'hostile', depth = 0): Fragment {
   const conforming = conformingJson(doc, schema, mode, depth);
   return mode === 'valid' ? conforming : fc.oneof({ arbitrary: conforming, weight: 6 }, { arbitrary: wrongType, weight: 1 });
@@ -175,8 +175,7 @@ export function jsonFor(doc: OpenApiDocument, schema: JsonSchema, mode: Mode = '
 
 function conformingJson(doc: OpenApiDocument, schema: JsonSchema, mode: Mode, depth: number): Fragment {
   if (schema.$ref) {
-    const target = resolveRef(doc, schema.$ref);
-    return target && depth < MAX_DEPTH ? conformingJson(doc, target, mode, depth + 1) : anyJson;
+    return depth < MAX_DEPTH ? conformingJson(doc, resolveRef(doc, schema.$ref), mode, depth + 1) : anyJson;
   }
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives?.length) return fc.oneof(...alternatives.map((s) => jsonFor(doc, s, mode, depth + 1)));
@@ -193,7 +192,7 @@ function conformingJson(doc: OpenApiDocument, schema: JsonSchema, mode: Mode, de
 }
 
 function mergeAllOf(doc: OpenApiDocument, parts: JsonSchema[]): JsonSchema {
-  const resolved = parts.map((p) => (p.$ref ? (resolveRef(doc, p.$ref) ?? {}) : p));
+  const resolved = parts.map((p) => (p.$ref ? resolveRef(doc, p.$ref) : p));
   if (resolved.length === 1) return resolved[0]!;
   return {
     type: 'object',

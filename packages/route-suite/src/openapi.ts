@@ -131,23 +131,28 @@ export function readOperations(doc: OpenApiDocument): SuiteOperation[] {
 
 const COMPONENT_REF = /^#\/components\/schemas\/(.+)$/;
 
-/**
- * The schema a `$ref` names, or undefined when the document lacks it (zod's recursive schemas are
- * emitted as refs to components the document never defines): callers treat that as any JSON.
- */
-export function resolveRef(doc: OpenApiDocument, ref: string): JsonSchema | undefined {
+function findRef(doc: OpenApiDocument, ref: string): JsonSchema | undefined {
   const name = COMPONENT_REF.exec(ref)?.[1];
   return name === undefined ? undefined : doc.components?.schemas?.[decodeURIComponent(name)];
 }
 
-/** Every `$ref` in the document that names nothing, with where it appears. */
+/**
+ * The schema a `$ref` names. A document whose refs do not resolve is broken (the suite's first
+ * test says which): generating requests from it would only guess, so this throws.
+ */
+export function resolveRef(doc: OpenApiDocument, ref: string): JsonSchema {
+  const target = findRef(doc, ref);
+  if (!target) throw new Error(`${ref} names no component of the document`);
+  return target;
+}
+
 export function unresolvedRefs(doc: OpenApiDocument): { ref: string; at: string }[] {
   const found: { ref: string; at: string }[] = [];
   const walk = (node: unknown, at: string) => {
     if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}/${i}`));
     if (!node || typeof node !== 'object') return;
     for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string' && !resolveRef(doc, value)) found.push({ ref: value, at });
+      if (key === '$ref' && typeof value === 'string' && !findRef(doc, value)) found.push({ ref: value, at });
       else walk(value, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
     }
   };

@@ -9,8 +9,7 @@ import { resolveRef, type JsonSchema, type OpenApiDocument } from './openapi.js'
 export function sampleValid(doc: OpenApiDocument, schema: JsonSchema, depth = 0): unknown {
   if (depth > 8) return null;
   if (schema.$ref) {
-    const target = resolveRef(doc, schema.$ref);
-    return target ? sampleValid(doc, target, depth + 1) : {};
+    return sampleValid(doc, resolveRef(doc, schema.$ref), depth + 1);
   }
   if (schema.const !== undefined) return schema.const;
   if (schema.enum?.length) return schema.enum[0];

@@ -15,13 +15,20 @@ import {
   readOperations,
   readSettings,
   sampleValid,
+  resolveRef,
   unresolvedRefs,
   type Exchange,
   type OpenApiDocument,
 } from '../src/index.js';
 
 const doc: OpenApiDocument = {
-  components: { schemas: { Tag: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } },
+  components: {
+    schemas: {
+      Tag: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      // Recursive, as the OTLP values are: generation stops at a depth and samples stop at {}.
+      Tree: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } } } },
+    },
+  },
   paths: {
     '/api/things/{thing}': {
       delete: { operationId: 'deleteThing', security: [{ bearerAuth: [] }], parameters: [{ name: 'thing', in: 'path', required: true, schema: { type: 'integer' } }], responses: { '200': {}, '401': {}, '404': {} } },
@@ -41,7 +48,7 @@ const doc: OpenApiDocument = {
                   count: { type: 'integer', minimum: 1, maximum: 5 },
                   kind: { type: 'string', enum: ['a', 'b'] },
                   tags: { type: 'array', items: { $ref: '#/components/schemas/Tag' } },
-                  tree: { $ref: '#/components/schemas/schema0' },
+                  tree: { $ref: '#/components/schemas/Tree' },
                 },
                 required: ['title'],
               },
@@ -66,10 +73,14 @@ describe('reading the document', () => {
     expect(put.body?.schema?.required).toEqual(['title']);
   });
 
-  it('names every $ref the document does not define', () => {
-    expect(unresolvedRefs(doc)).toEqual([
-      { ref: '#/components/schemas/schema0', at: '#/paths/~1api~1things~1{thing}/put/requestBody/content/application~1json/schema/properties/tree' },
+  it('names every $ref the document does not define, and refuses to generate from one', () => {
+    expect(unresolvedRefs(doc)).toEqual([]);
+    const broken = structuredClone(doc);
+    delete broken.components!.schemas!.Tree;
+    expect(unresolvedRefs(broken)).toEqual([
+      { ref: '#/components/schemas/Tree', at: '#/paths/~1api~1things~1{thing}/put/requestBody/content/application~1json/schema/properties/tree' },
     ]);
+    expect(() => resolveRef(broken, '#/components/schemas/Tree')).toThrow(/names no component/);
   });
 
   it('treats no security, [] and an empty requirement as public', () => {
@@ -100,7 +111,7 @@ describe('URL text', () => {
 describe('generated requests', () => {
   const [remove, update] = readOperations(doc);
 
-  it('are JSON text that parses, whatever the schema (an unresolved $ref is any JSON)', () => {
+  it('are JSON text that parses, whatever the schema (a recursive one included)', () => {
     fc.assert(
       fc.property(jsonFor(doc, update!.body!.schema!), (text) => {
         JSON.parse(text);
