@@ -1,4 +1,4 @@
-import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { deviceTokens, users, type DeviceKind } from '../../db/schema/index.js';
 
@@ -12,14 +12,6 @@ export async function lockUser(db: DbTx, userId: number) {
   return user;
 }
 
-export async function emailTakenByAnother(db: DbTx, email: string, userId: number) {
-  const [row] = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.email, email), ne(users.id, userId)))
-    .limit(1);
-  return row !== undefined;
-}
 
 /**
  * Active administrators, locked: two admins deleting themselves at once are serialised, so one of

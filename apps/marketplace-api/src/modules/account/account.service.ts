@@ -94,7 +94,7 @@ export function createAccountService(deps: {
           await deps.auth.reauthenticate(ctx, current, opts.currentPassword, 'current_password', {
             recentSignInMs: EMAIL_CHANGE_RECENT_SIGN_IN_MS,
           });
-          if (await repo.emailTakenByAnother(db, requestedEmail, current.id)) throw emailTaken();
+          if (await usersRepo.emailTakenByAnother(db, requestedEmail, current.id)) throw emailTaken();
           newEmail = requestedEmail;
         }
       }

@@ -1,4 +1,4 @@
-import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { users } from '../../db/schema/index.js';
 
@@ -34,14 +34,4 @@ export async function restoreEmail(db: DbTx, userId: number, email: string) {
     .where(and(eq(users.id, userId), isNull(users.deletedAt)))
     .returning();
   return row;
-}
-
-/** Whether another account holds the address (as its e-mail). */
-export async function emailHeldByAnother(db: DbTx, email: string, userId: number) {
-  const [row] = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.email, email), ne(users.id, userId)))
-    .limit(1);
-  return row !== undefined;
 }

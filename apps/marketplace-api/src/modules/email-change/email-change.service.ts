@@ -107,7 +107,7 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
         const change = await tokens.redeemEmailTokenByHash(tx, 'email_change_confirm', hashToken(token));
         if (!change) return undefined;
         const before = await usersRepo.findUserById(tx, change.userId);
-        if (await repo.emailHeldByAnother(tx, change.email, change.userId)) throw addressTaken();
+        if (await usersRepo.emailTakenByAnother(tx, change.email, change.userId)) throw addressTaken();
         let updated: User | undefined;
         try {
           updated = await repo.applyPendingEmail(tx, change.userId, change.email);
@@ -146,7 +146,7 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
         if (!undo) throw invalidLink();
         const before = await usersRepo.findUserById(tx, undo.userId);
         if (!before) throw invalidLink();
-        if (await repo.emailHeldByAnother(tx, undo.email, undo.userId)) {
+        if (await usersRepo.emailTakenByAnother(tx, undo.email, undo.userId)) {
           throw new AppError('conflict', 'This address now belongs to another account; contact our support');
         }
         const restored = await repo.restoreEmail(tx, undo.userId, undo.email);

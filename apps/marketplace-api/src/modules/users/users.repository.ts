@@ -84,3 +84,13 @@ export async function sessionStartedAt(db: DbTx, sessionId: string) {
   const [row] = await db.select({ createdAt: sessions.createdAt }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
   return row?.createdAt;
 }
+
+/** Whether another account holds the address as its e-mail. */
+export async function emailTakenByAnother(db: DbTx, email: string, userId: number) {
+  const [row] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.email, email), ne(users.id, userId)))
+    .limit(1);
+  return row !== undefined;
+}
