@@ -63,15 +63,15 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst) runs those phases alone,
+// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst, analyse) runs those phases alone,
 // without the data set when reads and retention are left out, and prints the table without
 // writing results.md.
-const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst'];
+const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst', 'analyse'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
 
-const TARGETS = { ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20, retentionLockWaitMs: 10, burstSearchP95: 20 };
+const TARGETS = { ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20, retentionLockWaitMs: 10, burstSearchP95: 20, analyseSeconds: 15 };
 
 // Search right after a burst: BENCH_BURST_LOGS logs (default 300 000) posted into a new project in
 // 1 000-entry batches by BURST_CLIENTS clients, timestamps over the last hour, then the searches
@@ -80,6 +80,10 @@ const BURST_LOGS = positiveInt('BENCH_BURST_LOGS', 300_000);
 const BURST_CLIENTS = 4;
 const BURST_SETTLE_MS = 3000;
 const BURST_SAMPLES = 100;
+
+// Analysis: BENCH_ANALYSE_LOGS logs (default 1 000 000) of the last 24 hours in a project of their
+// own, loaded server-side, then one POST /analyze over 24 h: mining, and the pattern of every log.
+const ANALYSE_LOGS = positiveInt('BENCH_ANALYSE_LOGS', 1_000_000);
 
 // Retention: the big project keeps 20 days and the others 7, so that the oldest 10 days expire for
 // every project (emptied and dropped whole) and 13 more for the others only (deleted row by row);
@@ -572,6 +576,41 @@ async function measureBurst(rows, { base, token }) {
   }
 }
 
+/**
+ * POST /analyze over ANALYSE_LOGS logs of the last 24 hours, none of them mined yet: the time the
+ * client waits, and a check that every log of the range came back with its pattern.
+ */
+async function measureAnalyse(rows, { sql, base, token }) {
+  const project = (await call(base, 'POST', '/api/projects', { body: { name: `bench-analyse-${Date.now()}` }, token })).data.id;
+  log(`analyse: loading ${fmt(ANALYSE_LOGS)} logs of the last 24 hours into a new project`);
+  const loadStart = performance.now();
+  const tasks = [];
+  for (let first = 1; first <= ANALYSE_LOGS; first += LOAD_CHUNK) tasks.push([first, Math.min(ANALYSE_LOGS, first + LOAD_CHUNK - 1)]);
+  await Promise.all(
+    Array.from({ length: LOAD_WORKERS }, async () => {
+      for (let task = tasks.shift(); task; task = tasks.shift()) {
+        await sql.unsafe(INSERT_GENERATED_SQL, insertGeneratedParams(project, task[0], task[1], 1));
+      }
+    }),
+  );
+  await sql`analyze logs`;
+  log(`analyse: loaded in ${seconds(loadStart)} s; POST /analyze over 24 h`);
+  const start = performance.now();
+  const response = await call(base, 'POST', `/api/projects/${project}/analyze`, { body: { time_range: '24h' }, token });
+  const elapsed = (performance.now() - start) / 1000;
+  const [{ unassigned, total }] = await sql`
+    select count(*) filter (where pattern_id is null)::int as unassigned, count(*)::int as total
+      from logs where project_id = ${project}`;
+  const { mined } = response.data.result;
+  const complete = unassigned === 0 && total === ANALYSE_LOGS;
+  rows.push([
+    `POST /analyze over ${fmt(ANALYSE_LOGS)} logs of the last 24 h (mining + the pattern of every log)`,
+    `${elapsed.toFixed(1)} s: ${fmt(mined.logs)} logs mined into ${fmt(mined.patterns)} patterns, ${fmt(unassigned)} of ${fmt(total)} left without one`,
+    `≤ ${TARGETS.analyseSeconds} s, every log tagged`,
+    pass(elapsed <= TARGETS.analyseSeconds && complete),
+  ]);
+}
+
 async function measureIngest(rows, { sql, onPostgres, database, app, bigProject, ingestKey }) {
   log(`batch ingest: ${BATCH_ENTRIES} entries per request, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s each`);
   const body = JSON.stringify({ logs: makeEntries(BATCH_ENTRIES) });
@@ -858,6 +897,10 @@ async function main() {
     }
   }
   if (ONLY.has('burst')) await measureBurst(rows, { base: app.base, token });
+  if (ONLY.has('analyse')) {
+    if (onPostgres) await measureAnalyse(rows, { sql, base: app.base, token });
+    else rows.push(['POST /analyze over 1 000 000 logs of the last 24 h', 'n/a: the data set needs PostgreSQL', `≤ ${TARGETS.analyseSeconds} s`, '—']);
+  }
   rows.push(...readRows);
 
   if (sql && process.env.BENCH_DATABASE_URL) await sql`drop table if exists bench_bare_logs`;
@@ -870,14 +913,16 @@ async function main() {
   const misses = rows.filter((r) => r[3] === 'FAIL').length;
   console.log(`\n${misses === 0 ? 'every target met' : `${misses} figure(s) miss their target`}; ${seconds(started)} s in all`);
   if (PARTIAL) log(`BENCH_ONLY=${[...ONLY].join(',')}: results.md left as it was`);
-  else writeFileSync(
-    resultsFile,
-    `# Log tracker bench\n\n${title}\n\n${table}\n\n` +
-      `Written by \`pnpm bench\` (apps/logtracker-api/bench/run.mjs) with BENCH_LOGS=${LOGS_PER_PROJECT}, BENCH_SECONDS=${SECONDS}. ` +
-      `Reads: ${READ_SAMPLES} sequential requests per case after ${READ_WARMUP} warm-ups, on the data set before ingest. ` +
-      `Ingest: autocannon, ${CONNECTIONS} connections, the same ${fmt(BATCH_ENTRIES)}-entry batch, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s.\n`,
-  );
-  log(`table written to ${resultsFile}`);
+  else {
+    writeFileSync(
+      resultsFile,
+      `# Log tracker bench\n\n${title}\n\n${table}\n\n` +
+        `Written by \`pnpm bench\` (apps/logtracker-api/bench/run.mjs) with BENCH_LOGS=${LOGS_PER_PROJECT}, BENCH_SECONDS=${SECONDS}. ` +
+        `Reads: ${READ_SAMPLES} sequential requests per case after ${READ_WARMUP} warm-ups, on the data set before ingest. ` +
+        `Ingest: autocannon, ${CONNECTIONS} connections, the same ${fmt(BATCH_ENTRIES)}-entry batch, ${WARMUP_SECONDS} s warm-up then ${SECONDS} s.\n`,
+    );
+    log(`table written to ${resultsFile}`);
+  }
 
   await stopService('app', app);
   if (sql) {
