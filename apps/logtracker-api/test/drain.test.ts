@@ -128,6 +128,40 @@ describe('TemplateMiner', () => {
     expect(miner.add('stored as values in memory').template).toBe('stored as <*> in memory');
   });
 
+  it('reads the values of one key as values, and plain-word values as wording', () => {
+    const miner = new TemplateMiner();
+    const lock = miner.add('acquire lock=1, flags=0x1, tag="View Lock", name=com.android.systemui, ws=null, uid=1000, pid=2');
+    const other = miner.add('acquire lock=7, flags=0x5, tag="*launch*", name=android, ws=WorkSource{10113}, uid=1000, pid=3');
+    expect(other.clusterId).toBe(lock.clusterId);
+    expect(other.template).toBe('acquire lock=<*>, flags=<*>, tag="<*>", name=<*>, ws=<*>, uid=<*>, pid=<*>');
+
+    const expand = miner.add('flingToHeight: vel=1.5, expand=true, target=3.2');
+    const collapse = miner.add('flingToHeight: vel=2.5, expand=false, target=1.0');
+    expect(collapse.clusterId).not.toBe(expand.clusterId);
+  });
+
+  it('keeps one-token lines of different keys apart however many there are', () => {
+    const miner = new TemplateMiner();
+    const lines = ['ready=true,policy=3,mode=false', 'cancelNotification,index:0', 'removeNotification:0|com.app|7', 'isBluetoothA2dpOn...'];
+    const ids = lines.map((line) => miner.add(line).clusterId);
+    expect(new Set(ids).size).toBe(4);
+    expect(miner.add('ready=true,policy=1,mode=false').clusterId).toBe(ids[0]);
+    expect(miner.add('cancelNotification,index:12').clusterId).toBe(ids[1]);
+    expect(miner.clusters().every((c) => c.template !== WILDCARD)).toBe(true);
+  });
+
+  it('takes quoted text as one token and qualified names as values', () => {
+    const miner = new TemplateMiner();
+    const quoted = miner.add('search for "disk full" returned no results');
+    expect(miner.add('search for "timeout" returned no results').clusterId).toBe(quoted.clusterId);
+    const tick = miner.add('received broadcast android.intent.action.TIME_TICK');
+    const battery = miner.add('received broadcast android.intent.action.BATTERY_CHANGED');
+    expect(battery).toMatchObject({ clusterId: tick.clusterId, template: 'received broadcast <*>' });
+    const task = miner.add('getRecentTasks: topActivity=ComponentInfo{com.tencent.mm/com.tencent.mm.ui.LauncherUI}');
+    const notes = miner.add('getRecentTasks: topActivity=ComponentInfo{com.example.notepad/com.example.notepad.NoteEditor}');
+    expect(notes.clusterId).toBe(task.clusterId);
+  });
+
   it('separates lines of different lengths and different leading keywords', () => {
     const miner = new TemplateMiner();
     const ids = new Set(

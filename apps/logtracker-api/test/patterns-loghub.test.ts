@@ -11,18 +11,19 @@ import { formatTable } from '../src/modules/patterns/evaluation.js';
 const LOGHUB_DIR = process.env.LOGHUB_DIR;
 
 describe.skipIf(!LOGHUB_DIR)('grouping accuracy on the labelled Loghub samples (needs LOGHUB_DIR)', () => {
-  it('beats the published Drain figure on each of the six tuning samples, 0.93 on average, with the default options', () => {
+  it('reaches the published Drain figure on each of the eight development samples, 0.95 on average, with the default options', () => {
     expect(existsSync(LOGHUB_DIR ?? ''), `LOGHUB_DIR=${LOGHUB_DIR} does not exist`).toBe(true);
     const results = evaluateDirectory(LOGHUB_DIR ?? '');
     // eslint-disable-next-line no-console
     console.log(formatTable(results));
-    const tuning = results.filter((r) => ['Apache', 'Hadoop', 'Spark', 'Zookeeper', 'OpenSSH', 'Linux'].includes(r.sample));
-    expect(tuning.map((r) => r.sample).sort()).toEqual(['Apache', 'Hadoop', 'Linux', 'OpenSSH', 'Spark', 'Zookeeper']);
-    for (const r of tuning) {
+    const development = ['Android', 'Apache', 'Hadoop', 'Linux', 'OpenSSH', 'Spark', 'Windows', 'Zookeeper'];
+    const samples = results.filter((r) => development.includes(r.sample));
+    expect(samples.map((r) => r.sample).sort()).toEqual(development);
+    for (const r of samples) {
       expect(r.lines, r.sample).toBe(2000);
       expect(r.accuracy, r.sample).toBeGreaterThanOrEqual(r.drain ?? 1);
     }
-    const average = tuning.reduce((sum, r) => sum + r.accuracy, 0) / tuning.length;
-    expect(average).toBeGreaterThanOrEqual(0.93);
+    const average = samples.reduce((sum, r) => sum + r.accuracy, 0) / samples.length;
+    expect(average).toBeGreaterThanOrEqual(0.95);
   });
 });

@@ -116,6 +116,9 @@ export interface Masker {
   tokenize(message: string): string[];
 }
 
+/** A run of non-space characters, where a double-quoted span counts as non-space. */
+const TOKEN = /(?:[^\s"]+|"[^"]*"|")+/g;
+
 const PIECE_SEPARATORS = /([=:,;()[\]{}'"|]+)/;
 
 /** Several digit groups (`rdd_42_7`) or a long digit run (`blk_1073741825`); `ssh2`, `i386` stay words. */
@@ -161,7 +164,9 @@ export function createMasker(options: Pick<DrainOptions, 'maskRules' | 'maskIdTo
   return {
     mask,
     tokenize(message) {
-      const tokens = mask(message).split(/\s+/).filter((t) => t.length > 0);
+      // Quoted text is one token however many words it holds (`tag="View Lock"`), so a line's
+      // length does not depend on what a variable says.
+      const tokens = mask(message).match(TOKEN) ?? [];
       return options.maskIdTokens ? tokens.map(maskIdPieces) : tokens;
     },
   };
@@ -195,7 +200,14 @@ function memo<T>(compute: (token: string) => T): (token: string) => T {
 
 /** A mask glued to letters (`blk_<*>`, `node-a-<*>`) makes the whole token an identifier. */
 const GLUED_MASK = /[A-Za-z][-_.#]?<\*>|<\*>[-_.#]?[A-Za-z]/;
-const looksVariable = memo((token) => token === WILDCARD || hasDigit(token) || GLUED_MASK.test(token));
+/** A qualified name (`com.example.app.Main`, `system.call.count`): a value, as class and package names are. */
+const QUALIFIED_NAME = /[A-Za-z_$][\w$]*\.[A-Za-z_$][\w$]*\.[A-Za-z_$]/;
+/** Quoted text (`"disk full"`, `"timeout",`): free text, whatever it says. */
+const QUOTED = /^"[^"]*"[,;:.)]*$/;
+const looksVariable = memo(
+  (token) =>
+    token === WILDCARD || hasDigit(token) || GLUED_MASK.test(token) || QUALIFIED_NAME.test(token) || QUOTED.test(token),
+);
 
 /** A template token with `<*>` inside (`rhost=<*>`) split around its wildcards. */
 const globParts = memo((pattern) => pattern.split(WILDCARD));
@@ -221,6 +233,43 @@ function globMatches(pattern: string, token: string): boolean {
   return true;
 }
 
+/**
+ * The key of a structured token (`ready=` in `ready=true,policy=3`, `index:` in `index:4`,
+ * `cancelNotification,` in `cancelNotification,index:0`): tokens with different keys say different
+ * things, whatever values follow.
+ */
+const keyOf = memo((token) => /^[A-Za-z][A-Za-z_]+[=:,|({[]/.exec(token)?.[0]);
+
+/** A value that varies by nature: a number, a mask, a qualified name, quoted text, or nothing. */
+const NULLISH = new Set(['', 'null', 'none', 'nil', 'undefined', '-']);
+const variableValue = memo((value) => {
+  const bare = value.replace(/[,;]+$/, '');
+  return NULLISH.has(bare.toLowerCase()) || looksVariable(bare) || bare.startsWith('"') || bare.includes(WILDCARD);
+});
+
+/**
+ * Compares two tokens of one key: 'value' where both values vary by nature (`uid=0`/`uid=<*>`,
+ * `ws=null`/`ws=WorkSource{<*>}`), 'word' where both are plain words (`expand=true`/`expand=false`,
+ * distinct events until minWordVariants of them show up), undefined otherwise.
+ */
+function keyedDifference(a: string, b: string): 'value' | 'word' | undefined {
+  const key = keyOf(a);
+  if (key === undefined || key !== keyOf(b)) return undefined;
+  const va = variableValue(a.slice(key.length));
+  const vb = variableValue(b.slice(key.length));
+  return va && vb ? 'value' : !va && !vb ? 'word' : undefined;
+}
+
+/** Letters that read as a word (three in a row), as opposed to a bare value or a mask. */
+const hasWord = memo((token) => /[A-Za-z]{3}/.test(token.replaceAll(WILDCARD, ' ')));
+
+/** The tree's key for a token: `<*>` for a value, `key=<*>` for a keyed value, else the token. */
+function routeKey(token: string): string {
+  if (routesAsVariable(token)) return WILDCARD;
+  const key = keyOf(token);
+  return key !== undefined && variableValue(token.slice(key.length)) ? key + WILDCARD : token;
+}
+
 /** Whether a template token accepts a line token. */
 function tokenMatches(templateToken: string, token: string): boolean {
   if (templateToken === token || templateToken === WILDCARD) return true;
@@ -232,6 +281,16 @@ function tokenMatches(templateToken: string, token: string): boolean {
  * `(uid=<*>)`/`LOGIN(uid=<*>)`), unless the line's token is a more general form of the template's.
  */
 function isWordDifference(templateToken: string, token: string): boolean {
+  const a = keyOf(templateToken);
+  const b = keyOf(token);
+  if (a !== undefined && b !== undefined) {
+    if (a !== b) return true;
+    const kind = keyedDifference(templateToken, token);
+    if (kind !== undefined) return kind === 'word';
+  } else if ((a ?? b) !== undefined && hasWord(a === undefined ? templateToken : token)) {
+    // `ready=true,policy=3` against `isBluetoothA2dpOn...`: a keyed token and a wordy one.
+    return true;
+  }
   if (looksVariable(templateToken) || looksVariable(token)) return false;
   return !(token.includes(WILDCARD) && globMatches(token, templateToken));
 }
@@ -433,7 +492,7 @@ export class TemplateMiner {
     const prefix = Math.min(this.options.depth - 2, tokens.length);
     for (let i = 0; node && i < prefix; i++) {
       const token = tokens[i] ?? WILDCARD;
-      const key = routesAsVariable(token) ? WILDCARD : token;
+      const key = routeKey(token);
       const next = node.children.get(key);
       if (next) node = next;
       else node = create ? this.childFor(node, key) : node.children.get(WILDCARD);
@@ -466,7 +525,12 @@ export class TemplateMiner {
     // values`); the position turns into `<*>` only once minWordVariants words have shown up there.
     const key = best.wordDiffs.join(',');
     const variants = candidates.filter((c) => c.wordDiffs.join(',') === key).map((c) => c.cluster);
-    return variants.length + 1 >= this.options.minWordVariants ? { kind: 'variants', clusters: variants } : { kind: 'new' };
+    // Nor does a template lose its last constant word that way: lines of one word each
+    // (`ready=true,policy=3,…`, `cancelNotification,index:0`) are as many events.
+    const keepsAWord = best.cluster.tokens.some((t, i) => t !== WILDCARD && !best.wordDiffs.includes(i));
+    return keepsAWord && variants.length + 1 >= this.options.minWordVariants
+      ? { kind: 'variants', clusters: variants }
+      : { kind: 'new' };
   }
 
   private evictBeyondCapacity(leaf: TreeNode): void {
@@ -523,6 +587,10 @@ function score(cluster: Cluster, tokens: string[], allowed: number): Candidate |
     if (t === WILDCARD) {
       params++;
     } else if (!tokenMatches(t, token)) {
+      if (keyedDifference(t, token) === 'value') {
+        params++;
+        continue;
+      }
       if (++mismatches > allowed) return undefined;
       if (isWordDifference(t, token)) (wordDiffs ??= []).push(i);
     }
