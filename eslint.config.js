@@ -27,8 +27,8 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   // Module boundaries (STYLE.md): handlers call services and never touch SQL; services and
-  // repositories never reach back into routes; repositories never call services; the apps never
-  // import each other, and the packages never import an app.
+  // repositories never reach back into routes; repositories never call services; jobs call services
+  // and never touch SQL; the apps never import each other, and the packages never import an app.
   {
     files: ['apps/*/src/**/*.routes.ts'],
     rules: {
@@ -40,10 +40,21 @@ export default tseslint.config(
     },
   },
   {
-    files: ['apps/*/src/**/*.service.ts', 'apps/*/src/jobs/**', 'apps/*/src/integrations/**'],
+    files: ['apps/*/src/**/*.service.ts', 'apps/*/src/integrations/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['**/*.routes.js'], message: 'Services and jobs never import routes.' },
+        ...appBoundaries,
+      ] }],
+    },
+  },
+  {
+    files: ['apps/*/src/jobs/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/*.routes.js'], message: 'Services and jobs never import routes.' },
+        { group: ['**/*.repository.js'], message: 'Jobs schedule and call a service; queries live in repositories behind it.' },
+        { group: ['drizzle-orm', 'drizzle-orm/*'], message: 'Jobs build no SQL: call a service.' },
         ...appBoundaries,
       ] }],
     },

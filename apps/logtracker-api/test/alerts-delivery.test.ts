@@ -6,7 +6,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertDeliveries } from '../src/db/schema/index.js';
 import { createWebhookGuard } from '../src/modules/alerts/webhook-target.js';
-import { createAlertWorker, retryDelayMs } from '../src/jobs/alert-worker.js';
+import { createAlertWorker } from '../src/jobs/alert-worker.js';
+import { retryDelayMs } from '../src/modules/alerts/alerts.service.js';
 import {
   configureAlerts,
   deliveriesOfProject,

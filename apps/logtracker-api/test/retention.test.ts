@@ -13,7 +13,8 @@ import { openDatabase } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrationsFolder, schema } from '../src/db/index.js';
 import { logs, projects } from '../src/db/schema/index.js';
-import { createRetentionJob, expiryCutoff, type JobLogger } from '../src/jobs/retention.js';
+import { createRetentionJob, type JobLogger } from '../src/jobs/retention.js';
+import { expiryCutoff } from '../src/modules/retention/retention.service.js';
 import { buildTestApp, createLogs, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -61,7 +61,7 @@ export type RollupGrain = (typeof ROLLUP_GRAINS)[number];
 /**
  * How long rollup rows are kept, per grain (maintenance deletes older ones): minutes make the ends
  * of the 1h and 24h ranges and of their previous periods (two days back at most), hours and days
- * the 30d range and its previous period (sixty days), and the exact totals of lists (logs.repository).
+ * the 30d range and its previous period (sixty days), and the exact totals of lists (logs.counts.repository).
  */
 export const ROLLUP_KEEP_DAYS: Record<RollupGrain, number> = { minute: 3, hour: 62, day: 62 };
 

@@ -3,10 +3,13 @@ import { withTransaction } from '@repo/db';
 import { pageMeta, pageOffset } from '@repo/http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../../db/index.js';
-import { DEFAULT_NOTIFICATION_SETTINGS, type AlertChannel, type LogLevel } from '../../db/schema/index.js';
+import { DEFAULT_NOTIFICATION_SETTINGS, type AlertChannel, type AlertDelivery, type LogLevel } from '../../db/schema/index.js';
+import type { Mailer } from '../../integrations/mail/index.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
+import { alertEmail, describeError, postWebhook, webhookBody } from './alerts.delivery.js';
 import * as repo from './alerts.repository.js';
 import type { ListAlertsQuery } from './alerts.schemas.js';
+import type { WebhookGuard } from './webhook-target.js';
 
 export function createAlertsService(deps: { db: DbTx; access: ProjectAccess }) {
   const { db, access } = deps;
@@ -144,3 +147,119 @@ export function createAlertEvaluator(deps: { db: DbTx; log: Pick<FastifyBaseLogg
 }
 
 export type AlertEvaluator = ReturnType<typeof createAlertEvaluator>;
+
+// --- delivery ---------------------------------------------------------------------------------
+
+/** What one pass over the due deliveries did. */
+export interface DeliveryPass {
+  claimed: number;
+  delivered: number;
+  retried: number;
+  failed: number;
+}
+
+const RETRY_BASE_MS = 30_000;
+const RETRY_CAP_MS = 60 * 60_000;
+
+/**
+ * The pause before the next attempt after `attempts` failed ones: 30 s, 1 min, 2 min, … capped at
+ * an hour, each ±20 % so that the deliveries of one outage do not all return in the same second.
+ */
+export function retryDelayMs(attempts: number, random: () => number = Math.random) {
+  const base = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(base * (0.8 + random() * 0.4));
+}
+
+/**
+ * Sends pending alert deliveries (webhook, e-mail) and records each outcome, with retries and
+ * backoff. Instances share the work through `claimDue`: each pass claims its own rows.
+ */
+export function createAlertDeliveryService(deps: {
+  db: DbTx;
+  mailer: Mailer;
+  log: Pick<FastifyBaseLogger, 'error' | 'warn'>;
+  /** Attempts per delivery before it is marked failed. */
+  maxAttempts: number;
+  webhookTimeoutMs: number;
+  /** Checks each webhook URL at delivery and carries the request (see createWebhookGuard). */
+  webhookGuard: WebhookGuard;
+  /** Deliveries claimed per pass and sent at once. */
+  batchSize: number;
+  concurrency: number;
+}) {
+  const { db, mailer, log, maxAttempts, webhookTimeoutMs, batchSize, concurrency } = deps;
+  // A claimed row is left alone for this long; it must outlast a whole pass (two rounds of sends,
+  // each bounded by the webhook timeout or the SMTP timeouts of under a minute), or another
+  // instance would send the same delivery again while this one is still at it.
+  const leaseSeconds = 300 + Math.ceil((2 * webhookTimeoutMs) / 1000);
+
+  async function send(delivery: AlertDelivery, context: Awaited<ReturnType<typeof repo.alertsWithProjects>>[number]) {
+    const { alert, project } = context;
+    if (delivery.channel === 'webhook') {
+      await postWebhook({
+        url: delivery.target,
+        secret: project.webhookSecret,
+        body: webhookBody(alert, project),
+        deliveryId: delivery.id,
+        timeoutMs: webhookTimeoutMs,
+        guard: deps.webhookGuard,
+      });
+    } else {
+      await mailer.send(alertEmail(alert, project, delivery.target));
+    }
+  }
+
+  return {
+    /** One pass: claims up to `batchSize` due deliveries, sends them `concurrency` at a time, records each outcome. */
+    async deliverDue(): Promise<DeliveryPass> {
+      const run: DeliveryPass = { claimed: 0, delivered: 0, retried: 0, failed: 0 };
+      const claimed = await repo.claimDue(db, batchSize, leaseSeconds);
+      run.claimed = claimed.length;
+      if (claimed.length === 0) return run;
+      const contexts = await repo.alertsWithProjects(db, [...new Set(claimed.map((d) => d.alertId))]);
+      const byAlert = new Map(contexts.map((c) => [c.alert.id, c]));
+
+      const queue = [...claimed];
+      const lane = async () => {
+        for (let delivery = queue.shift(); delivery; delivery = queue.shift()) {
+          // One delivery's trouble (even with the database) must not stop the others of the pass.
+          try {
+            await attempt(delivery, run);
+          } catch (error) {
+            log.error({ err: error, deliveryId: delivery.id }, 'alert delivery could not be recorded');
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, lane));
+      return run;
+
+      async function attempt(delivery: AlertDelivery, tally: DeliveryPass) {
+        const context = byAlert.get(delivery.alertId);
+        // Gone between the claim and the read: the project (and with it the delivery) was deleted.
+        if (!context) return;
+        let failure: string | null = null;
+        try {
+          await send(delivery, context);
+        } catch (error) {
+          failure = describeError(error, webhookTimeoutMs);
+        }
+        if (failure === null) {
+          if (await repo.markDelivered(db, delivery.id, delivery.attempts)) tally.delivered++;
+          return;
+        }
+        // `attempts` already counts this one: the claim counted it.
+        const retryInMs = delivery.attempts >= maxAttempts ? null : retryDelayMs(delivery.attempts);
+        if (await repo.markAttemptFailed(db, delivery.id, delivery.attempts, failure, retryInMs)) {
+          if (retryInMs === null) tally.failed++;
+          else tally.retried++;
+        }
+        log.warn(
+          { deliveryId: delivery.id, alertId: delivery.alertId, channel: delivery.channel, attempts: delivery.attempts, error: failure },
+          retryInMs === null ? 'alert delivery failed for good' : 'alert delivery failed; will retry',
+        );
+      }
+    },
+  };
+}
+
+export type AlertDeliveryService = ReturnType<typeof createAlertDeliveryService>;

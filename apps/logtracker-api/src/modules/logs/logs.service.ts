@@ -5,6 +5,7 @@ import type { NewLog } from '../../db/schema/index.js';
 import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
+import { listLogs } from './logs.list.repository.js';
 import * as repo from './logs.repository.js';
 import { BatchText } from './batch-text.js';
 import { encodeCursor, type BatchBody, type ListLogsQuery, type LogEntryBody } from './logs.schemas.js';
@@ -107,7 +108,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     async list(actor: Actor, projectId: number, query: ListLogsQuery) {
       await access.assertMember(actor, projectId);
       const { page, per_page } = query;
-      const { rows, total, estimated } = await repo.listLogs(
+      const { rows, total, estimated } = await listLogs(
         db,
         projectId,
         {

@@ -1,0 +1,75 @@
+import { queryRows } from '@repo/db';
+import { sql, type SQL } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { logLevelCounts, logs, projects, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
+import type { LogFilters } from './logs.filters.repository.js';
+
+/** Beyond this many matches, counting exactly costs more than the page itself: estimate instead. */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+/**
+ * The planner's cost (its units, about one page read each) above which a search is not counted
+ * exactly. A rare word in a million-log project costs about 1 000 and counts in a few
+ * milliseconds; a common one combined with a level costs 25 000 and takes half a second.
+ */
+const EXACT_COUNT_MAX_COST = 10_000;
+
+/** Days of logs the daily rollups cover for certain: they are kept 62 days (maintenance), with a margin. */
+const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
+
+/**
+ * The exact size of a list filtered by level at most, summed from the daily rollups, which the
+ * log triggers keep exact: a read of a few dozen rows where counting the logs plans over every
+ * partition. Undefined when the rollups may not cover the project's logs (a retention longer than
+ * they are kept), or the list has other filters.
+ */
+export async function rollupCount(db: DbTx, projectId: number, filters: LogFilters): Promise<number | undefined> {
+  if (filters.from || filters.to || filters.search || filters.patternId) return undefined;
+  const [row] = await queryRows<{ n: number | string | null }>(
+    db,
+    sql`select case when p.retention_days <= ${ROLLUP_DAYS} then
+                 (select coalesce(sum(c.count), 0) from ${logLevelCounts} c
+                   where c.project_id = p.id and c.grain = 'day' ${filters.level ? sql`and c.level = ${filters.level}` : sql``})
+               end as n
+          from ${projects} p where p.id = ${projectId}`,
+  );
+  return row?.n === null || row?.n === undefined ? undefined : Number(row.n);
+}
+
+/**
+ * The size of the filtered list: exact when that is cheap, else the planner's estimate, marked
+ * as such, so that a million-row project answers as fast as a small one.
+ * - Far beyond EXACT_COUNT_LIMIT, the estimate is the answer.
+ * - Otherwise a count that stops at EXACT_COUNT_LIMIT + 1. Without a search it reads only an
+ *   index, so its cost is bounded; a search must read each candidate row, so it is counted only
+ *   when the planner expects that to be cheap (EXACT_COUNT_MAX_COST).
+ */
+export async function countLogs(db: DbTx, condition: SQL | undefined, plan: Estimate, search = false) {
+  if (plan.rows > 10 * EXACT_COUNT_LIMIT || (search && plan.cost > EXACT_COUNT_MAX_COST)) {
+    return { total: plan.rows, estimated: true };
+  }
+  const capped = db.select({ one: sql`1` }).from(logs).where(condition).limit(EXACT_COUNT_LIMIT + 1);
+  const [row] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from (${capped}) as capped`);
+  const exact = Number(row?.n ?? 0);
+  if (exact <= EXACT_COUNT_LIMIT) return { total: exact, estimated: false };
+  return { total: Math.max(plan.rows, EXACT_COUNT_LIMIT + 1), estimated: true };
+}
+
+export interface Estimate {
+  /** Rows the planner expects to match. */
+  rows: number;
+  /** Its cost of reading them all, in its units. */
+  cost: number;
+}
+
+/** The planner's estimate of the logs matching `condition`, from EXPLAIN: nothing is read. */
+export async function estimate(db: DbTx, condition: SQL | undefined): Promise<Estimate> {
+  type Plan = { Plan: { 'Plan Rows': number; 'Total Cost': number } }[];
+  const result = await queryRows<{ 'QUERY PLAN': Plan | string }>(
+    db,
+    sql`explain (format json) ${db.select({ one: sql`1` }).from(logs).where(condition)}`,
+  );
+  const raw = result[0]?.['QUERY PLAN'];
+  const plan = (typeof raw === 'string' ? (JSON.parse(raw) as Plan) : raw)?.[0]?.Plan;
+  return { rows: Math.round(plan?.['Plan Rows'] ?? 0), cost: plan?.['Total Cost'] ?? 0 };
+}

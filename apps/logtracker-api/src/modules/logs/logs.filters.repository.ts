@@ -1,0 +1,56 @@
+import { escapeLike } from '@repo/db';
+import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
+import { logs, type Log, type LogLevel } from '../../db/schema/index.js';
+import type { LogCursor } from './logs.schemas.js';
+
+/** The filters of a list of one project's logs, shared by the list, the search and the counts. */
+export interface LogFilters {
+  level?: LogLevel;
+  from?: Date;
+  to?: Date;
+  search?: string;
+  patternId?: number;
+  /** Keyset position: only logs after it in the newest-first order. */
+  after?: LogCursor;
+}
+
+/** The condition of a filtered list of one project's logs. */
+export function where(projectId: number, filters: LogFilters): SQL | undefined {
+  return and(
+    eq(logs.projectId, projectId),
+    filters.level ? eq(logs.level, filters.level) : undefined,
+    filters.from ? gte(logs.timestamp, filters.from) : undefined,
+    filters.to ? lte(logs.timestamp, filters.to) : undefined,
+    filters.search ? ilike(logs.message, likePattern(filters.search)) : undefined,
+    filters.patternId ? eq(logs.patternId, filters.patternId) : undefined,
+    ...(filters.after
+      ? [
+          sql`(${logs.timestamp}, ${logs.id}) < (${cursorTime(filters.after)}, ${filters.after.id}::bigint)`,
+          // Implied by the row comparison, but only this form lets PostgreSQL skip the partitions
+          // of the days after the cursor.
+          sql`${logs.timestamp} <= ${cursorTime(filters.after)}`,
+        ]
+      : []),
+  );
+}
+
+/** The search text is matched literally: %, _ and \ lose their LIKE meaning. */
+export function likePattern(search: string): string {
+  return `%${escapeLike(search)}%`;
+}
+
+export function cursorTime(after: LogCursor): SQL {
+  return sql`${after.timestamp}::timestamptz`;
+}
+
+/**
+ * The row as listed, with its timestamp to the microsecond as text for the cursor: a Date keeps
+ * milliseconds, and a cursor cut to the millisecond would skip the logs written (by SQL, by an
+ * import) in the rest of that millisecond.
+ */
+export const listed = {
+  ...getTableColumns(logs),
+  cursorTime: sql<string>`to_char(${logs.timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_time'),
+};
+
+export type ListedLog = Log & { cursorTime: string };

@@ -1,0 +1,218 @@
+import { withTransaction } from '@repo/db';
+import { ilike, sql, type SQL } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { logs, newestFirst } from '../../db/schema/index.js';
+import { countLogs, estimate, EXACT_COUNT_LIMIT, rollupCount, type Estimate } from './logs.counts.repository.js';
+import { cursorTime, likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+
+/**
+ * A search reads the newest logs in index order when the planner expects at least this share of
+ * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About
+ * where the two cost the same on a million-log project: reading a row in index order costs about
+ * half of finding, fetching and sorting a match.
+ */
+const SEARCH_WALK_MIN_SHARE = 0.005;
+
+/** Bounds of that read, in rows: twice what the estimate says a page needs, within these. */
+const SEARCH_WALK_ROWS = { min: 2_000, max: 20_000 };
+
+/**
+ * A search, by the cheaper of two plans for the share of logs that match:
+ * - a common text: read the newest logs in index order (only the other filters narrow them) and
+ *   keep the matches; a page fills within a few hundred rows, whatever the size of the project;
+ * - a rare text: the trigram index finds every match, the newest are kept, and their number is
+ *   the exact count, for free.
+ * A first or cursor page takes the share from the planner's estimate over the day of logs before
+ * it (a few partitions to plan, where an estimate over every daily partition cost as much as the
+ * search), reads the newest logs no further than the page needs, and sizes the total by where it
+ * stopped. A page by offset is sized by the planner's estimate over the whole list. Either can
+ * be far off (a text common in other projects and absent from this one, common long ago and rare
+ * lately), so a read is bounded, and a text that proves rare goes to the index after all.
+ */
+export async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
+  const others = { ...filters, search: undefined };
+  const counted = where(projectId, { ...filters, after: undefined });
+  const newest = where(projectId, others);
+  let planned: Promise<Estimate> | undefined;
+  const plan = () => (planned ??= estimate(db, counted));
+  // The size of the list without the search: exact from the rollups where they can tell.
+  const unsearched = rollupCount(db, projectId, others).then(async (exact) =>
+    exact === undefined
+      ? { ...(await estimate(db, where(projectId, { ...others, after: undefined }))), exact: false }
+      : { rows: exact, cost: 0, exact: true },
+  );
+  // Awaited only on the paths that need it; a failure must not go unhandled on the others.
+  unsearched.catch(() => undefined);
+  const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
+
+  /**
+   * A full page from a read of the newest logs, where `share` of them matched; `gate` is the
+   * estimate that decides whether the list is counted exactly (countLogs).
+   */
+  async function answer(rows: ListedLog[], share: number, gate: () => Promise<Estimate> = plan) {
+    const implied = Math.round(share * (await unsearched).rows);
+    const total =
+      offset === 0 && implied >= 2 * EXACT_COUNT_LIMIT
+        ? // Far beyond what is counted exactly: the share seen is the estimate.
+          { total: implied, estimated: true }
+        : await countLogs(db, counted, await gate(), true);
+    // An estimate below what the page itself shows would be a last page before the last.
+    return { rows, ...total, total: Math.max(total.total, offset + limit) };
+  }
+
+  /**
+   * Reads the newest logs for a page when `share` says it fills within SEARCH_WALK_ROWS.max of
+   * them, and once more, longer, sized by the share seen when the first read comes short but
+   * found matches. Answers the page, or undefined for the index to find it.
+   */
+  async function readNewest(share: number, read: (walkRows: number) => Promise<NewestRead>, gate?: () => Promise<Estimate>) {
+    if (share < SEARCH_WALK_MIN_SHARE) return undefined;
+    const walkRows = Math.min(SEARCH_WALK_ROWS.max, rowsFor(share));
+    const first = await read(walkRows);
+    if (first.rows.length === limit) return answer(first.rows, first.share, gate);
+    if (first.share > 0 && walkRows < SEARCH_WALK_ROWS.max && rowsFor(first.share) <= SEARCH_WALK_ROWS.max) {
+      const longer = await read(rowsFor(first.share));
+      if (longer.rows.length === limit) return answer(longer.rows, longer.share, gate);
+    }
+    return undefined;
+  }
+
+  if (offset === 0) {
+    // The share of matches among the logs of the day before the page, as the planner sees it:
+    // that day's partitions only, so that it plans in a fraction of a millisecond.
+    const day = recentDay(filters);
+    const [all, recent, recentMatching] = await Promise.all([
+      unsearched,
+      estimate(db, where(projectId, { ...others, ...day, after: undefined })),
+      estimate(db, where(projectId, { ...filters, ...day, after: undefined })),
+    ]);
+    if (all.exact && !filters.after && all.rows <= SEARCH_WALK_ROWS.min) {
+      // A list this short is read whole: its matches are the page, and their number the total.
+      const whole = await walkedPage(db, newest, filters.search, SEARCH_WALK_ROWS.min, limit, 0);
+      return { rows: whole.rows, total: whole.matched, estimated: false };
+    }
+    // Whether to count exactly, judged without planning over every partition: the day's estimate
+    // scaled to the whole list (a bounded list plans over its own few partitions anyway).
+    const gate = async (): Promise<Estimate> => {
+      if (filters.from || filters.to) return plan();
+      const scale = all.rows / Math.max(1, recent.rows);
+      return { rows: Math.round(recentMatching.rows * scale), cost: recentMatching.cost * scale };
+    };
+    // The newest logs, read no further than the page needs.
+    const found = await readNewest(
+      recentMatching.rows / Math.max(1, recent.rows),
+      (walkRows) => streamedPage(db, newest, filters.search, walkRows, limit),
+      gate,
+    );
+    if (found) return found;
+  } else {
+    const [p, all] = await Promise.all([plan(), unsearched]);
+    const found = await readNewest(p.rows / Math.max(1, all.rows), (walkRows) =>
+      walkedPage(db, newest, filters.search, walkRows, limit, offset),
+    );
+    if (found) return found;
+  }
+  const { rows, matched } = await indexedPage(db, projectId, filters, limit, offset);
+  if (matched !== undefined) return { rows, total: matched, estimated: false };
+  // The page is empty, so it carries no count: the cursor or the offset is past the last match.
+  return { rows, ...(await countLogs(db, counted, await plan(), true)) };
+}
+
+/**
+ * The day of logs just before a first or cursor page: before the cursor or `to`, within `from`,
+ * else the last 24 hours.
+ */
+function recentDay(filters: LogFilters): { from: Date; to?: Date } {
+  const bounds = [filters.to?.getTime(), filters.after ? Date.parse(filters.after.timestamp) : undefined].filter(
+    (t): t is number => t !== undefined,
+  );
+  const end = bounds.length > 0 ? Math.min(...bounds) : undefined;
+  const start = Math.max((end ?? Date.now()) - 86_400_000, filters.from?.getTime() ?? -Infinity);
+  return { from: new Date(start), ...(end === undefined ? {} : { to: new Date(end) }) };
+}
+
+/** A page read from the newest logs, and the share of them that matched. */
+interface NewestRead {
+  rows: ListedLog[];
+  share: number;
+}
+
+/**
+ * The first `limit` matches among the `walkRows` newest logs that pass the other filters, read in
+ * index order and no further than the last of them (row_number streams, the scan stops): the page,
+ * and the share of matches among the logs read.
+ */
+async function streamedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number): Promise<NewestRead> {
+  const read = sql<number>`row_number() over (order by ${logs.timestamp} desc nulls last, ${logs.id} desc nulls last)`.as('read');
+  const newest = db.select({ ...listed, read }).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
+  const found = await db
+    .select()
+    .from(newest)
+    .where(ilike(newest.message, likePattern(search)))
+    .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
+    .limit(limit);
+  const rows = found.map(({ read: _, ...row }) => row as ListedLog);
+  // A full page: its matches over the logs read to fill it; else every match among the logs read.
+  const share = rows.length === limit ? limit / Number(found.at(-1)?.read) : rows.length / walkRows;
+  return { rows, share };
+}
+
+/**
+ * The matches among the `walkRows` newest logs that pass the other filters: the page asked for,
+ * how many there were in all (0 when the page is empty: the offset may have passed them), and
+ * their share.
+ */
+async function walkedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number, offset: number) {
+  const newest = db.select(listed).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
+  const found = await db
+    .select({ ...newest._.selectedFields, matched: sql<number>`count(*) over ()`.as('matched') })
+    .from(newest)
+    .where(ilike(newest.message, likePattern(search)))
+    .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
+    .limit(limit)
+    .offset(offset);
+  const matched = Number(found[0]?.matched ?? 0);
+  return { rows: found.map(({ matched: _, ...row }) => row as ListedLog), matched, share: matched / walkRows };
+}
+
+/**
+ * Every match through the trigram index, counted (the window runs before the cursor and the
+ * offset, so `matched` is the size of the whole filtered list), and the page of them asked for.
+ * Index scans (which would read the project in order) and sequential scans are turned off for
+ * the statement, leaving bitmap scans of the trigram index, and-ed with the b-trees. That plan
+ * does not depend on the text searched, so it is the generic one, planned once per connection
+ * (the statement is prepared): planning it over every daily partition cost as much as running it.
+ * Time bounds stay parameters, and the partitions outside them are pruned when it runs. Without
+ * three letters or digits in a row the trigram index has nothing to look up, and forcing it
+ * would read all of it: the planner chooses then.
+ */
+async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
+  const all = db
+    .select({ ...listed, matched: sql<number>`count(*) over ()`.as('matched') })
+    .from(logs)
+    .where(where(projectId, { ...filters, after: undefined }))
+    .as('matching');
+  const after = filters.after;
+  const page = (tx: DbTx) =>
+    tx
+      .select()
+      .from(all)
+      .where(after ? sql`(${all.timestamp}, ${all.id}) < (${cursorTime(after)}, ${after.id}::bigint)` : undefined)
+      .orderBy(sql`${all.timestamp} desc nulls last`, sql`${all.id} desc nulls last`)
+      .limit(limit)
+      .offset(offset);
+  const found = /[\p{L}\p{N}]{3}/u.test(filters.search)
+    ? await withTransaction(db, async (tx) => {
+        await tx.execute(
+          sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
+                     set_config('plan_cache_mode', 'force_generic_plan', true)`,
+        );
+        return page(tx);
+      })
+    : await page(db);
+  const first = found[0];
+  return {
+    rows: found.map(({ matched: _, ...row }) => row),
+    matched: first ? Number(first.matched) : offset === 0 && !after ? 0 : undefined,
+  };
+}

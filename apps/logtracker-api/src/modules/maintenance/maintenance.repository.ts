@@ -1,0 +1,56 @@
+import { queryRows, timestamptz } from '@repo/db';
+import { sql } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import type { RollupGrain } from '../../db/schema/index.js';
+
+/** The rollup tables, each with the column it counts by. */
+const ROLLUP_KEYS = { log_level_counts: 'level', log_source_counts: 'source' } as const;
+
+export type RollupTable = keyof typeof ROLLUP_KEYS;
+
+export const ROLLUP_TABLES = Object.keys(ROLLUP_KEYS) as RollupTable[];
+
+/**
+ * Creates the daily partitions of logs missing from the day before `at` (UTC) to a week after it;
+ * answers how many it created.
+ */
+export async function ensureDailyPartitions(db: DbTx, at: Date): Promise<number> {
+  const [row] = await queryRows<{ created: number }>(
+    db,
+    sql`select logs_ensure_partitions((${timestamptz(at)} at time zone 'UTC')::date - 1,
+                                      (${timestamptz(at)} at time zone 'UTC')::date + 7) as created`,
+  );
+  return Number(row?.created ?? 0);
+}
+
+/** Deletes the rows of one grain of a rollup whose bucket starts before `before`. */
+export async function deleteRollupsBefore(db: DbTx, rollup: RollupTable, grain: RollupGrain, before: Date) {
+  await db.execute(sql`delete from ${sql.raw(rollup)} where grain = ${grain} and bucket < ${timestamptz(before)}`);
+}
+
+/**
+ * Merges the rows of a rollup appended since the last pass (the partial index finds them) in
+ * buckets that start before `closedBefore`, into one row per bucket and key; answers how many
+ * rows fewer the rollup holds.
+ */
+export async function mergeFreshRollups(db: DbTx, rollup: RollupTable, closedBefore: Date): Promise<number> {
+  const table = sql.raw(rollup);
+  const column = sql.raw(ROLLUP_KEYS[rollup]);
+  const [row] = await queryRows<{ n: number }>(
+    db,
+    sql`with fresh as (
+          select distinct project_id, grain, bucket from ${table} where not compacted and bucket < ${timestamptz(closedBefore)}
+        ), moved as (
+          delete from ${table} as r using fresh as f
+           where r.project_id = f.project_id and r.grain = f.grain and r.bucket = f.bucket
+          returning r.project_id, r.grain, r.bucket, r.${column}, r.count
+        ), merged as (
+          insert into ${table} (project_id, grain, bucket, ${column}, count, compacted)
+          select project_id, grain, bucket, ${column}, sum(count)::int, true from moved
+           group by 1, 2, 3, 4 having sum(count) <> 0
+          returning 1
+        )
+        select (select count(*) from moved)::int - (select count(*) from merged)::int as n`,
+  );
+  return Number(row?.n ?? 0);
+}

@@ -1,0 +1,58 @@
+import type { DbTx } from '../../db/index.js';
+import { ROLLUP_KEEP_DAYS, type RollupGrain } from '../../db/schema/index.js';
+import * as repo from './maintenance.repository.js';
+
+const DAY_MS = 86_400_000;
+
+export interface MaintenanceResult {
+  partitionsCreated: number;
+  rollupRowsCompacted: number;
+}
+
+/** The part of a pino/Fastify logger a maintenance pass writes to. */
+interface MaintenanceLogger {
+  info(obj: object, msg?: string): void;
+}
+
+/**
+ * Upkeep of the log storage:
+ * - daily partitions exist a week ahead, so new logs never land in the default partition;
+ * - rollup rows, appended per insert statement, are merged per bucket and key, and rows older
+ *   than any statistics range are removed, so statistics read small, bounded tables.
+ */
+export function createMaintenanceService(deps: { db: DbTx; logger: MaintenanceLogger; now?: () => Date }) {
+  const { db, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  /** Creates the daily partitions missing around today; answers how many. */
+  function ensurePartitions(): Promise<number> {
+    return repo.ensureDailyPartitions(db, now());
+  }
+
+  async function compactRollups() {
+    let compacted = 0;
+    // Buckets closed for a minute are final except for backfills, which simply append again.
+    const closed = new Date(now().getTime() - 60_000);
+    for (const rollup of repo.ROLLUP_TABLES) {
+      for (const [grain, keepDays] of Object.entries(ROLLUP_KEEP_DAYS) as [RollupGrain, number][]) {
+        await repo.deleteRollupsBefore(db, rollup, grain, new Date(now().getTime() - keepDays * DAY_MS));
+      }
+      compacted += await repo.mergeFreshRollups(db, rollup, closed);
+    }
+    return compacted;
+  }
+
+  return {
+    ensurePartitions,
+    /** One pass: partitions ahead, then rollups compacted. */
+    async run(): Promise<MaintenanceResult> {
+      const partitionsCreated = await ensurePartitions();
+      const rollupRowsCompacted = await compactRollups();
+      const result = { partitionsCreated, rollupRowsCompacted };
+      if (partitionsCreated > 0) logger.info(result, 'log storage maintenance');
+      return result;
+    },
+  };
+}
+
+export type MaintenanceService = ReturnType<typeof createMaintenanceService>;

@@ -1,0 +1,139 @@
+import { queryRows, timestamptz } from '@repo/db';
+import { asc, sql } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { projects } from '../../db/schema/index.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A daily partition of logs (logs_pYYYYMMDD): one UTC day, `from` included, `to` excluded. */
+export interface DailyPartition {
+  name: string;
+  from: Date;
+  to: Date;
+}
+
+/** Every project and how many days it keeps its logs, by id. */
+export function projectRetentions(db: DbTx) {
+  return db.select({ id: projects.id, retentionDays: projects.retentionDays }).from(projects).orderBy(asc(projects.id));
+}
+
+/**
+ * One batch: the project's oldest expired logs, at most `batchSize` of them, bounded by time
+ * rather than by ids, so that the delete reads the (project, timestamp) index of the partitions
+ * before the bound only. (Deleting `where id in (select … limit n)` joined the ids to every
+ * expired partition, reading millions of rows per batch.) The bound is the instant of the
+ * (batchSize + 1)-th oldest expired log; a run of more than a batch of logs sharing one instant
+ * goes whole. Answers how many went and whether expired logs are left.
+ */
+export async function deleteExpiredBatch(db: DbTx, projectId: number, cutoff: Date, batchSize: number) {
+  const [row] = await queryRows<{ deleted: number | string; more: boolean }>(
+    db,
+    sql`with edge as (
+          select "timestamp" as t from logs where project_id = ${projectId} and "timestamp" < ${timestamptz(cutoff)}
+           order by "timestamp" asc nulls first offset ${batchSize} limit 1
+        ), bound as (
+          select case
+                   when e.t is null then ${timestamptz(cutoff)}
+                   when exists (select 1 from logs where project_id = ${projectId} and "timestamp" < e.t) then e.t
+                   else e.t + interval '1 microsecond'
+                 end as b
+            from (select (select t from edge) as t) as e
+        ), gone as (
+          delete from logs
+           where project_id = ${projectId} and "timestamp" < ${timestamptz(cutoff)} and "timestamp" < (select b from bound)
+          returning 1
+        )
+        select (select count(*) from gone) as deleted, exists (select 1 from edge) as more`,
+  );
+  return { deleted: Number(row?.deleted ?? 0), more: row?.more === true };
+}
+
+/** The daily partitions (logs_pYYYYMMDD, one UTC day each), oldest first. */
+export async function dailyPartitions(db: DbTx): Promise<DailyPartition[]> {
+  const found = await queryRows<{ name: string }>(
+    db,
+    sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+         where i.inhparent = 'logs'::regclass and c.relname ~ '^logs_p[0-9]{8}$' order by c.relname`,
+  );
+  return found.map(({ name }) => {
+    const from = new Date(`${name.slice(6, 10)}-${name.slice(10, 12)}-${name.slice(12, 14)}T00:00:00Z`);
+    return { name, from, to: new Date(from.getTime() + DAY_MS) };
+  });
+}
+
+/** The name of the default partition of logs, where logs of a day without a partition land; undefined without one. */
+export async function defaultPartition(db: DbTx): Promise<string | undefined> {
+  const [parent] = await queryRows<{ fallback: string | null }>(
+    db,
+    sql`select nullif(partdefid, 0)::regclass::text as fallback from pg_partitioned_table where partrelid = 'logs'::regclass`,
+  );
+  return parent?.fallback ?? undefined;
+}
+
+/** `project_id = any(…)` of a list of project ids, as one array parameter. */
+const anyOf = (ids: number[]) => sql`project_id = any(${`{${ids.join(',')}}`}::int[])`;
+
+const tableOf = (partition: DailyPartition) => sql.raw(`"${partition.name}"`);
+
+/** Whether the partition holds a log of one of the `keeping` projects, and whether it holds any log. */
+export async function partitionOccupancy(db: DbTx, partition: DailyPartition, keeping: number[]) {
+  const table = tableOf(partition);
+  const [found] = await queryRows<{ held: boolean; occupied: boolean }>(
+    db,
+    sql`select exists (select 1 from ${table} where ${anyOf(keeping)}) as held, exists (select 1 from ${table}) as occupied`,
+  );
+  return { held: found?.held === true, occupied: found?.occupied === true };
+}
+
+/** The number of logs in the partition. */
+export async function countPartition(db: DbTx, partition: DailyPartition): Promise<number> {
+  const [counted] = await queryRows<{ n: number | string }>(db, sql`select count(*) as n from ${tableOf(partition)}`);
+  return Number(counted?.n ?? 0);
+}
+
+/** Makes the statements of the transaction wait at most `timeoutMs` for a lock (error 55P03 beyond). */
+export async function setLockTimeout(tx: DbTx, timeoutMs: number) {
+  await tx.execute(sql`select set_config('lock_timeout', ${`${timeoutMs}ms`}, true)`);
+}
+
+/**
+ * In the caller's transaction: locks the partition, checks that no project keeping its day has
+ * logged there since it was looked at, then empties it (TRUNCATE) and takes its day's buckets
+ * out of the rollups of the `expired` projects (every log of a day with a partition is in that
+ * partition, and a bucket never spans two days). Answers false, having changed nothing, when a
+ * kept log is there.
+ */
+export async function emptyPartition(tx: DbTx, partition: DailyPartition, keeping: number[], expired: number[]): Promise<boolean> {
+  const table = tableOf(partition);
+  const from = partition.from.toISOString();
+  const to = partition.to.toISOString();
+  await tx.execute(sql`lock table ${table} in access exclusive mode`);
+  const [row] = await queryRows<{ kept: boolean }>(tx, sql`select exists (select 1 from ${table} where ${anyOf(keeping)}) as kept`);
+  if (row?.kept) return false;
+  await tx.execute(sql`truncate ${table}`);
+  for (const rollup of ['log_level_counts', 'log_source_counts']) {
+    await tx.execute(
+      sql`delete from ${sql.raw(rollup)}
+           where ${anyOf(expired)} and grain in ('minute', 'hour', 'day')
+             and bucket >= ${from}::timestamptz and bucket < ${to}::timestamptz`,
+    );
+  }
+  return true;
+}
+
+/**
+ * In the caller's transaction: takes every lock a drop needs, the partition's and the default
+ * partition's (`fallback`, which a drop also locks) first, the logs table's last, then drops the
+ * partition if it is still empty. Answers false, having dropped nothing, when logs arrived there.
+ */
+export async function dropEmptyPartition(tx: DbTx, partition: DailyPartition, fallback: string | undefined): Promise<boolean> {
+  const table = tableOf(partition);
+  await tx.execute(sql`lock table ${table} in access exclusive mode`);
+  if (fallback) await tx.execute(sql`lock table ${sql.raw(fallback)} in access exclusive mode`);
+  await tx.execute(sql`lock table only logs in access exclusive mode`);
+  const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
+  // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
+  if (row?.full) return false;
+  await tx.execute(sql`drop table ${table}`);
+  return true;
+}
