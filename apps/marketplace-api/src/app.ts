@@ -3,7 +3,7 @@ import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth'
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
-import { migrationsFolder, schema, type Schema } from './db/index.js';
+import { extensions, migrationsFolder, schema, type Schema } from './db/index.js';
 import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
@@ -38,7 +38,7 @@ export async function openDatabase(config: Readonly<Config>, options: { migrate?
     poolSize: config.database.poolSize,
     schema,
     migrationsFolder,
-    extensions: ['pg_trgm', 'btree_gist'],
+    extensions,
   });
   if (options.migrate ?? config.migrateOnStart) await database.migrate();
   return database;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { buildCommonConfig, commonEnvShape, ConfigError, env, parseEnv, type CommonConfig } from '@repo/config';
 import { z } from 'zod';
+import { isTimeZone } from './lib/time.js';
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 
@@ -38,6 +39,9 @@ const schema = z.object({
   AI_MODEL: z.string().min(1).default('gpt-4o-mini'),
   AI_TIMEOUT_MS: env.positiveInt(15_000),
   AI_CACHE_TTL_HOURS: env.positiveInt(24 * 7),
+  // The zone whose calendar says what "today" is (document expiry, age checks): French certificates
+  // carry Paris dates.
+  PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
 export interface Config extends CommonConfig {
@@ -73,6 +77,8 @@ export interface Config extends CommonConfig {
   };
   /** The AI layer's model (none when `url` is unset) and how long its answers are reused. */
   ai: { url?: string; apiKey?: string; model: string; timeoutMs: number; cacheTtlHours: number };
+  /** The IANA zone of the platform's calendar: "today" for expiry dates and ages. */
+  platformTimeZone: string;
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -123,5 +129,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       timeoutMs: parsed.AI_TIMEOUT_MS,
       cacheTtlHours: parsed.AI_CACHE_TTL_HOURS,
     },
+    platformTimeZone: parsed.PLATFORM_TIME_ZONE,
   });
 }

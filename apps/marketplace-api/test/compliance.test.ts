@@ -1,12 +1,15 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, documents, prestataireProfiles, users, type DocumentType, type ValidationStatus } from '../src/db/schema/index.js';
-import { addDays, calendarToday } from '../src/modules/documents/documents.schemas.js';
+import { addDays, todayIn } from '../src/lib/time.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp } from './helpers.js';
 import { startSmtpSink } from './mail-sink.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 let t: TestApp;
+
+/** The platform's calendar day, as the app counts expiry. */
+const platformToday = () => todayIn(t.config.platformTimeZone);
 let admin: Awaited<ReturnType<typeof createAdmin>>;
 
 beforeAll(async () => {
@@ -46,7 +49,7 @@ async function fileDocument(userId: number, type: DocumentType, inDays: number |
       originalName: name,
       mimeType: 'application/pdf',
       sizeBytes: 1234,
-      expiresOn: inDays === null ? null : addDays(calendarToday(), inDays),
+      expiresOn: inDays === null ? null : addDays(platformToday(), inDays),
       uploadedBy: userId,
     })
     .returning();
@@ -90,7 +93,7 @@ describe('GET /admin/compliance/expiring-documents', () => {
       original_name: 'insurance.pdf',
       mime_type: 'application/pdf',
       size_bytes: 1234,
-      expires_on: calendarToday(),
+      expires_on: platformToday(),
       expired: false,
       uploaded_by_admin: false,
       created_at: expect.any(String),

@@ -7,10 +7,14 @@ import { and, eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, documents, prestataireProfiles, users } from '../src/db/schema/index.js';
-import { addDays, attachmentDisposition, calendarToday } from '../src/modules/documents/documents.schemas.js';
+import { addDays, todayIn } from '../src/lib/time.js';
+import { attachmentDisposition } from '../src/modules/documents/documents.schemas.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp } from './helpers.js';
 
 let t: TestApp;
+
+/** The platform's calendar day, as the app counts expiry. */
+const platformToday = () => todayIn(t.config.platformTimeZone);
 let storageDir: string;
 
 beforeAll(async () => {
@@ -105,7 +109,7 @@ describe('GET /prestataire/documents', () => {
 
   it('marks expired documents and counts only unexpired ones as valid', async () => {
     const p = await createPrestataire(t, { status: 'validated' });
-    const today = calendarToday();
+    const today = platformToday();
     const base = { userId: p.user.id, storageKey: 'private/documents/x/y.pdf', mimeType: 'application/pdf', sizeBytes: 10, uploadedBy: p.user.id };
     await t.database.db.insert(documents).values([
       { ...base, type: 'insurance', originalName: 'old.pdf', expiresOn: addDays(today, -1) },
@@ -138,7 +142,7 @@ describe('GET /prestataire/documents', () => {
 describe('POST /prestataire/documents', () => {
   it('stores a PDF privately and answers 201 with the document', async () => {
     const p = await createPrestataire(t);
-    const expiresOn = addDays(calendarToday(), 200);
+    const expiresOn = addDays(platformToday(), 200);
     const res = await upload('/prestataire/documents', p.token, pdfParts({ type: 'insurance', expires_on: expiresOn }));
     expect(res.statusCode, res.body).toBe(201);
     const doc = res.json().data;
@@ -198,7 +202,7 @@ describe('POST /prestataire/documents', () => {
     const nothing = fieldErrors(await upload('/prestataire/documents', p.token, [{ name: 'note', data: 'x' }]));
     expect(Object.keys(nothing).sort()).toEqual(['file', 'type']);
     expect(Object.keys(fieldErrors(await upload('/prestataire/documents', p.token, [{ name: 'type', data: 'insurance' }])))).toEqual(['file']);
-    const past = fieldErrors(await upload('/prestataire/documents', p.token, pdfParts({ type: 'insurance', expires_on: addDays(calendarToday(), -1) })));
+    const past = fieldErrors(await upload('/prestataire/documents', p.token, pdfParts({ type: 'insurance', expires_on: addDays(platformToday(), -1) })));
     expect(past).toEqual({ expires_on: ['Must not be in the past'] });
     for (const bad of ['2030-02-31', '31/12/2030', 'tomorrow']) {
       expect(Object.keys(fieldErrors(await upload('/prestataire/documents', p.token, pdfParts({ type: 'insurance', expires_on: bad })))), bad).toEqual([

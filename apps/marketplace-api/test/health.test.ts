@@ -30,7 +30,7 @@ describe('GET /api/v1/health', () => {
 
   it('has the extensions its later migrations rely on', async () => {
     const rows = await queryRows<{ extname: string }>(t.database.db, sql`select extname from pg_extension order by 1`);
-    expect(rows.map((r) => r.extname)).toEqual(expect.arrayContaining(['pg_trgm', 'btree_gist']));
+    expect(rows.map((r) => r.extname)).toEqual(expect.arrayContaining(['pg_trgm', 'btree_gist', 'unaccent', 'cube', 'earthdistance']));
   });
 });
 

@@ -3,7 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { migrationsFolder, schema, type Schema } from '../src/db/index.js';
+import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
 import type { Lang, PrestataireProfile, Role, User, ValidationStatus } from '../src/db/schema/index.js';
 import { prestataireProfiles } from '../src/db/schema/index.js';
 import { systemContext } from '../src/lib/context.js';
@@ -19,7 +19,7 @@ export interface TestApp {
 
 /** The app over a fresh, migrated database of its own (PGlite in memory or TEST_DATABASE_URL's server). */
 export async function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
-  const database = await createTestDatabase({ schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gist'] });
+  const database = await createTestDatabase({ schema, migrationsFolder, extensions });
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env });
   const app = await buildApp(config, { ...overrides, database });
   await app.ready();

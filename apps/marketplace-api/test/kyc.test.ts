@@ -1,15 +1,17 @@
 import { and, eq } from 'drizzle-orm';
+import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, kycVerifications, users } from '../src/db/schema/index.js';
 import { comparableName, createBuiltinKycVerifier, hasAge } from '../src/integrations/kyc/kyc.js';
+import { todayIn } from '../src/lib/time.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 
-/** A date `years` years (and `days` days) from today, YYYY-MM-DD (negative for the past). */
+/** The zone the test app's calendar runs in (PLATFORM_TIME_ZONE's default). */
+const PLATFORM_ZONE = 'Europe/Paris';
+
+/** A date `years` years (and `days` days) from the platform's today, YYYY-MM-DD (negative for the past). */
 function dateFromToday(years: number, days = 0): string {
-  const d = new Date();
-  d.setUTCFullYear(d.getUTCFullYear() + years);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
+  return DateTime.fromISO(todayIn(PLATFORM_ZONE), { zone: 'utc' }).plus({ years, days }).toISODate()!;
 }
 
 interface KycAnswer {
@@ -167,6 +169,14 @@ describe('POST /client/kyc/validate', () => {
       const [user] = await t.database.db.select().from(users).where(eq(users.id, client.user.id));
       expect(user?.kycStatus).toBe('none');
       expect(await t.database.db.select().from(kycVerifications).where(eq(kycVerifications.userId, client.user.id))).toHaveLength(0);
+    });
+
+    it("judges the birth date by the platform's calendar day, with a message saying which rule it breaks", async () => {
+      const client = await createClient(t);
+      const future = expectError(await submit(client.token, validBody(client, { birth_date: dateFromToday(0, 1) })), 422, 'validation_error');
+      expect(future.errors).toEqual({ birth_date: ['Must not be in the future'] });
+      const minor = expectError(await submit(client.token, validBody(client, { birth_date: dateFromToday(-18, 1) })), 422, 'validation_error');
+      expect(minor.errors).toEqual({ birth_date: ['You must be at least 18 years old'] });
     });
 
     it('accepts someone who turns 18 today', async () => {

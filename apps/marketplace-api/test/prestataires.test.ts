@@ -1,4 +1,5 @@
-import { eq, inArray } from 'drizzle-orm';
+import { queryRows } from '@repo/db';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   availabilities,
@@ -57,6 +58,7 @@ const PLACES = {
   lyon: { latitude: 45.7578, longitude: 4.832, city: 'Lyon', postalCode: '69002' },
   villeurbanne: { latitude: 45.7667, longitude: 4.8803, city: 'Villeurbanne', postalCode: '69100' },
   marseille: { latitude: 43.2965, longitude: 5.3698, city: 'Marseille', postalCode: '13001' },
+  grenoble: { latitude: 45.1885, longitude: 5.7245, city: 'Grenoble', postalCode: '38000' },
 };
 // The centre of Lyon the searches start from (Hôtel de Ville).
 const LYON_CENTRE = { latitude: 45.7676, longitude: 4.8344 };
@@ -163,6 +165,39 @@ describe('GET /prestataires: search by place', () => {
     expect(wide.meta.total).toBe(2);
     const widest = await search({ ...LYON_CENTRE, radius_km: 200, q: word, sort: 'rating' });
     expect(widest.data.every((p) => p.distance_km !== null && p.distance_km <= 200)).toBe(true);
+  });
+
+  it('measures Lyon → Grenoble as the crow flies (about 94 km) and draws the radius at that distance', async () => {
+    const word = tag();
+    const grenoble = await provider(`Garage ${word} Grenette`, 'grenoble');
+    const from = { latitude: PLACES.lyon.latitude, longitude: PLACES.lyon.longitude };
+
+    const body = await search({ ...from, radius_km: 100, q: word });
+    expect(body.data.map((p) => p.id)).toEqual([grenoble.user.id]);
+    const km = body.data[0]!.distance_km!;
+    // Place Bellecour to Place Grenette: 94.1 km on the mean-radius sphere; earthdistance's sphere
+    // (radius 6378.168 km) says 0.11 % more. Either way within 0.3 km, to one decimal.
+    expect(km).toBeGreaterThan(93.8);
+    expect(km).toBeLessThan(94.5);
+    expect(Math.abs(km - kmBetween(from, PLACES.grenoble))).toBeLessThanOrEqual(0.3);
+
+    // The radius filter agrees with the distance it reports: just short of it excludes, just past it includes.
+    expect((await search({ ...from, radius_km: Math.floor(km), q: word })).meta.total).toBe(0);
+    expect((await search({ ...from, radius_km: Math.ceil(km), q: word })).meta.total).toBe(1);
+    expect((await search({ ...from, radius_km: 90, q: word })).meta.total).toBe(0);
+  });
+
+  it('can answer the radius filter from the location index', async () => {
+    const plan = await t.database.db.transaction(async (tx) => {
+      // A test table is too small for the planner to prefer an index on its own.
+      await tx.execute(sql`set local enable_seqscan = off`);
+      return queryRows<{ 'QUERY PLAN': string }>(
+        tx,
+        sql`explain select user_id from prestataire_profiles
+            where earth_box(ll_to_earth(45.7578, 4.832), 30000) @> ll_to_earth(latitude, longitude)`,
+      );
+    });
+    expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('prestataire_profiles_location_idx');
   });
 
   it('searches around a city given by id', async () => {

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@repo/db/testing';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { migrationsFolder, schema, type Schema } from '../src/db/index.js';
+import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
 import { repairdataCache } from '../src/db/schema/index.js';
 import { createBuiltinRepairData } from '../src/integrations/repairdata/builtin.js';
 import { withRepairDataCache } from '../src/integrations/repairdata/cache.js';
@@ -18,7 +18,7 @@ let database: TestDatabase<Schema>;
 
 beforeAll(async () => {
   vendor = await startRepairDataVendor({ apiKey: API_KEY });
-  database = await createTestDatabase({ schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gist'] });
+  database = await createTestDatabase({ schema, migrationsFolder, extensions });
 });
 afterAll(async () => {
   await vendor.close();

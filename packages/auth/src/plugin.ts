@@ -39,6 +39,11 @@ declare module 'fastify' {
       issueToken(userId: number, request: FastifyRequest): Promise<{ token: string; sessionId: string }>;
       /** onRequest/preHandler hook: 401 unless a live session's token is presented. */
       authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
+      /**
+       * onRequest/preHandler hook of a public route that says more to a signed-in caller: no token
+       * leaves `request.actor` null; a token, once sent, must be a live session's (401 otherwise).
+       */
+      authenticateOptional(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
       /** Hook factory: 403 unless the authenticated actor has one of the roles. */
       requireRole(...roles: string[]): (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
       /** The user a bearer token names, from its signature alone (no database): for rate-limit keys. */
@@ -48,15 +53,32 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     actor: Actor | null;
-    tokenClaims?: TokenClaims | null;
+  }
+  interface FastifyContextConfig {
+    auth?: {
+      /**
+       * The query parameter that may carry the bearer token on this route, for clients that cannot
+       * set headers (a browser's WebSocket or EventSource). The Authorization header wins when both
+       * are sent. Declare it on as few routes as possible: a URL travels further than a header; the
+       * request log redacts it (redactUrl in @repo/http).
+       */
+      queryToken?: string;
+    };
   }
 }
 
-function bearer(request: FastifyRequest): string | undefined {
+/**
+ * The token the request presents, `undefined` when it presents none: the Authorization header, or
+ * the route's query parameter when it declares one. A header that is there but not `Bearer <token>`
+ * answers `''`, a token that verifies as nothing, so that it is refused rather than ignored.
+ */
+function presentedToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  if (header !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? '';
+  const param = request.routeOptions.config?.auth?.queryToken;
+  if (!param) return undefined;
+  const value = (request.query as Record<string, unknown> | undefined)?.[param];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** The authenticated actor of a request; throws 401 where a route forgot its hook. */
@@ -69,11 +91,13 @@ export const authPlugin = fp<AuthPluginOptions>(
   async (app: FastifyInstance, options) => {
     await app.register(jwt, { secret: options.secret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
     app.decorateRequest('actor', null);
-    app.decorateRequest('tokenClaims', undefined);
+    // The rate limiter peeks at the token before the route's hook authenticates: verify it once.
+    const verified = new WeakMap<FastifyRequest, TokenClaims | null>();
 
     function claims(request: FastifyRequest): TokenClaims | null {
-      if (request.tokenClaims !== undefined) return request.tokenClaims;
-      const token = bearer(request);
+      const cached = verified.get(request);
+      if (cached !== undefined) return cached;
+      const token = presentedToken(request);
       let result: TokenClaims | null = null;
       if (token) {
         try {
@@ -85,7 +109,7 @@ export const authPlugin = fp<AuthPluginOptions>(
           result = null;
         }
       }
-      request.tokenClaims = result;
+      verified.set(request, result);
       return result;
     }
 
@@ -97,6 +121,14 @@ export const authPlugin = fp<AuthPluginOptions>(
       const session = await options.store.resolve(c.sid, userId);
       if (!session) throw new AppError('unauthenticated', 'The session has ended; sign in again');
       request.actor = { userId, sessionId: c.sid, role: session.role, requestId: request.id };
+    }
+
+    // A bad token on a public route answers 401 rather than being ignored (as GitHub's API does): a
+    // client that sends a token expects it to count, and a page quietly shown as to a stranger would
+    // hide an expired session.
+    async function authenticateOptional(request: FastifyRequest) {
+      if (presentedToken(request) === undefined) return;
+      await authenticate(request);
     }
 
     app.decorate('auth', {
@@ -113,6 +145,7 @@ export const authPlugin = fp<AuthPluginOptions>(
         return { token, sessionId: session.id };
       },
       authenticate,
+      authenticateOptional,
       requireRole(...roles: string[]) {
         return async (request: FastifyRequest) => {
           await authenticate(request);

@@ -51,6 +51,13 @@ async function buildAuthApp(store: SessionStore, secret = SECRET): Promise<AppIn
   }));
   app.get('/staff', { onRequest: app.auth.requireRole('admin', 'mechanic') }, async () => ({ data: 'ok' }));
   app.get('/peek', async (request) => ({ data: { sub: app.auth.peekSubject(request) ?? null } }));
+  app.get('/maybe', { onRequest: app.auth.authenticateOptional }, async (request) => ({ data: request.actor }));
+  app.get('/stream', { onRequest: app.auth.authenticate, config: { auth: { queryToken: 'access_token' } } }, async (request) => ({
+    data: { userId: requireActor(request).userId, peeked: app.auth.peekSubject(request) ?? null },
+  }));
+  app.get('/maybe-stream', { onRequest: app.auth.authenticateOptional, config: { auth: { queryToken: 'access_token' } } }, async (request) => ({
+    data: request.actor?.userId ?? null,
+  }));
   app.get('/forgot-hook', async (request) => ({ data: requireActor(request) }));
   app.post('/logout', { onRequest: app.auth.authenticate }, async (request) => {
     await app.auth.store.revoke(requireActor(request).sessionId);
@@ -305,6 +312,87 @@ describe('requireRole', () => {
     expect((await app.inject({ method: 'GET', url: '/admin', headers: bearer(token) })).statusCode).toBe(403);
     store.roles.set(ALICE, 'admin');
     expect((await app.inject({ method: 'GET', url: '/admin', headers: bearer(token) })).statusCode).toBe(200);
+  });
+});
+
+describe('authenticateOptional', () => {
+  it('serves an anonymous caller with no actor', async () => {
+    const res = await app.inject({ method: 'GET', url: '/maybe' });
+    expect(res.statusCode).toBe(200);
+    expect(body(res).data).toBeNull();
+  });
+
+  it('names the actor of a valid token', async () => {
+    const { token, sessionId } = await login(app, ALICE);
+    const res = await app.inject({ method: 'GET', url: '/maybe', headers: { ...bearer(token), 'x-request-id': 'req-maybe' } });
+    expect(res.statusCode).toBe(200);
+    expect(body(res).data).toEqual({ userId: ALICE, sessionId, role: 'user', requestId: 'req-maybe' });
+  });
+
+  it('answers 401 for a token that does not count, rather than serving it as anonymous', async () => {
+    const { token, sessionId } = await login(app, ALICE);
+    const expired = app.jwt.sign({ sub: String(ALICE), sid: sessionId, exp: Math.floor(Date.now() / 1000) - 60 });
+    const forged = withClaims(token, { sub: String(ADMIN) });
+    for (const authorization of ['Bearer garbage', `Bearer ${expired}`, `Bearer ${forged}`, `Basic ${token}`, 'Bearer', '']) {
+      const res = await app.inject({ method: 'GET', url: '/maybe', headers: { authorization } });
+      expect(res.statusCode, authorization).toBe(401);
+      expect(body(res)).toEqual({ error: 'unauthenticated', message: expect.any(String) });
+    }
+    await store.revoke(sessionId);
+    const revoked = await app.inject({ method: 'GET', url: '/maybe', headers: bearer(token) });
+    expect(revoked.statusCode).toBe(401);
+    expect(body(revoked)).toEqual({ error: 'unauthenticated', message: 'The session has ended; sign in again' });
+  });
+
+  it('reads no query token on a route that does not declare one', async () => {
+    const { token } = await login(app, ALICE);
+    const res = await app.inject({ method: 'GET', url: `/maybe?access_token=${token}` });
+    expect(res.statusCode).toBe(200);
+    expect(body(res).data).toBeNull();
+  });
+});
+
+describe('token from the query (config.auth.queryToken)', () => {
+  it('authenticates with the declared parameter, and the rate limiter’s peek sees it too', async () => {
+    const { token } = await login(app, ALICE);
+    const res = await app.inject({ method: 'GET', url: `/stream?access_token=${token}` });
+    expect(res.statusCode).toBe(200);
+    expect(body(res).data).toEqual({ userId: ALICE, peeked: String(ALICE) });
+  });
+
+  it('answers 401 for a bad, revoked or empty query token, and without any', async () => {
+    const { token, sessionId } = await login(app, ALICE);
+    for (const url of ['/stream', '/stream?access_token=', '/stream?access_token=garbage', `/stream?access_token=${withClaims(token, { sub: '2' })}`]) {
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(401);
+      expect(body(res).error).toBe('unauthenticated');
+    }
+    await store.revoke(sessionId);
+    expect((await app.inject({ method: 'GET', url: `/stream?access_token=${token}` })).statusCode).toBe(401);
+  });
+
+  it('lets the Authorization header win when both are sent', async () => {
+    const alice = await login(app, ALICE);
+    const admin = await login(app, ADMIN);
+    const both = await app.inject({ method: 'GET', url: `/stream?access_token=${admin.token}`, headers: bearer(alice.token) });
+    expect(body(both).data).toEqual({ userId: ALICE, peeked: String(ALICE) });
+    // A bad header is not rescued by a good query token.
+    const badHeader = await app.inject({ method: 'GET', url: `/stream?access_token=${admin.token}`, headers: bearer('garbage') });
+    expect(badHeader.statusCode).toBe(401);
+  });
+
+  it('is never read on a route that does not declare it', async () => {
+    const { token } = await login(app, ALICE);
+    expect((await app.inject({ method: 'GET', url: `/me?access_token=${token}` })).statusCode).toBe(401);
+    expect(body(await app.inject({ method: 'GET', url: `/peek?access_token=${token}` })).data).toEqual({ sub: null });
+  });
+
+  it('combines with the optional mode: absent is anonymous, bad is 401, valid names the caller', async () => {
+    const { token } = await login(app, ALICE);
+    expect(body(await app.inject({ method: 'GET', url: '/maybe-stream' })).data).toBeNull();
+    expect(body(await app.inject({ method: 'GET', url: '/maybe-stream?access_token=' })).data).toBeNull();
+    expect((await app.inject({ method: 'GET', url: '/maybe-stream?access_token=garbage' })).statusCode).toBe(401);
+    expect(body(await app.inject({ method: 'GET', url: `/maybe-stream?access_token=${token}` })).data).toBe(ALICE);
   });
 });
 

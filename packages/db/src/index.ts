@@ -2,7 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, type Extensions } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
+import { cube } from '@electric-sql/pglite/contrib/cube';
+import { earthdistance } from '@electric-sql/pglite/contrib/earthdistance';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { unaccent } from '@electric-sql/pglite/contrib/unaccent';
 import { sql, type SQL } from 'drizzle-orm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
@@ -12,7 +15,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 
 /** The extensions the apps' migrations create; PGlite must load them before `CREATE EXTENSION`. */
-const pgliteExtensions = { pg_trgm, btree_gin, btree_gist } satisfies Extensions;
+const pgliteExtensions = { pg_trgm, btree_gin, btree_gist, unaccent, cube, earthdistance } satisfies Extensions;
 export type ExtensionName = keyof typeof pgliteExtensions;
 
 // One type for both drivers: repositories and services never know which one runs.

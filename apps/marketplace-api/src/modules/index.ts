@@ -10,6 +10,7 @@ import { createBuiltinKycVerifier } from '../integrations/kyc/kyc.js';
 import type { Mailer } from '../integrations/mail/mailer.js';
 import { createRepairData } from '../integrations/repairdata/index.js';
 import type { Storage } from '../integrations/storage/storage.js';
+import { createClock } from '../lib/time.js';
 import { accountRoutes } from './account/account.routes.js';
 import { createAccountService } from './account/account.service.js';
 import { activityLogRoutes } from './activity-log/activity-log.routes.js';
@@ -92,6 +93,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     emailChange,
     log: app.log,
   });
+  // The platform's calendar: "today" for expiry dates and ages (PLATFORM_TIME_ZONE).
+  const clock = createClock(deps.config.platformTimeZone);
   const tariffGrids = createTariffGridsService({ db: deps.db });
   const activityLog = createActivityLogService({ db: deps.db });
   // One repair-data source for the app: the vendor's API behind the database cache, or the bundled dataset.
@@ -125,7 +128,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         }),
       );
       await api.register(accountRoutes({ account: accountService }));
-      await api.register(kycRoutes({ kyc: createKycService({ db: deps.db, verifier: createBuiltinKycVerifier() }) }));
+      await api.register(kycRoutes({ kyc: createKycService({ db: deps.db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock }) }));
       await api.register(prestataireProfileRoutes({ prestataireProfile: createPrestataireProfileService({ db: deps.db }) }));
       // Catalogue and discovery
       await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db: deps.db }) }));
@@ -142,11 +145,11 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         }),
       );
       // Onboarding, compliance and administration
-      await api.register(documentsRoutes({ documents: createDocumentsService({ db: deps.db, storage: deps.storage }) }));
+      await api.register(documentsRoutes({ documents: createDocumentsService({ db: deps.db, storage: deps.storage, clock }) }));
       await api.register(
-        adminPrestatairesRoutes({ adminPrestataires: createAdminPrestatairesService({ db: deps.db, mailer: deps.mailer }) }),
+        adminPrestatairesRoutes({ adminPrestataires: createAdminPrestatairesService({ db: deps.db, mailer: deps.mailer, clock }) }),
       );
-      await api.register(complianceRoutes({ compliance: createComplianceService({ db: deps.db, mailer: deps.mailer }) }));
+      await api.register(complianceRoutes({ compliance: createComplianceService({ db: deps.db, mailer: deps.mailer, clock }) }));
       await api.register(
         adminUsersRoutes({
           adminUsers: createAdminUsersService({

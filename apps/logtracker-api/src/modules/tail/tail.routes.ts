@@ -1,26 +1,9 @@
 import { requireActor } from '@repo/auth';
 import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import type { FastifyRequest } from 'fastify';
 import { ProjectScopedParams } from '../projects/projects.schemas.js';
 import { TailQuery } from './tail.schemas.js';
 import type { TailService } from './tail.service.js';
-
-/**
- * Browsers cannot set headers on a WebSocket handshake (`new WebSocket(url)` takes no headers), so
- * the tail also takes the bearer token as `?access_token=`; the Authorization header wins when
- * both are sent. A URL travels further than a header (proxies, access logs), which is why the
- * app's logger redacts the parameter from every URL it writes (src/logging.ts) and why no other
- * route takes it.
- */
-async function acceptQueryToken(request: FastifyRequest) {
-  if (request.headers.authorization) return;
-  const token = (request.query as { access_token?: unknown } | undefined)?.access_token;
-  if (typeof token !== 'string' || token === '') return;
-  request.headers.authorization = `Bearer ${token}`;
-  // The rate limiter has already read the (absent) header and the auth plugin cached that: read again.
-  request.tokenClaims = undefined;
-}
 
 export function tailRoutes(deps: { tail: TailService }): FastifyPluginAsyncZod {
   return async (app) => {
@@ -28,7 +11,13 @@ export function tailRoutes(deps: { tail: TailService }): FastifyPluginAsyncZod {
       method: 'GET',
       url: '/projects/:project_id/logs/tail',
       // Everything that can fail answers over HTTP, before the upgrade: 401, then 422, then 404.
-      onRequest: [acceptQueryToken, app.auth.authenticate],
+      onRequest: app.auth.authenticate,
+      // Browsers cannot set headers on a WebSocket handshake (`new WebSocket(url)` takes no headers),
+      // so the tail also takes the bearer token as `?access_token=`; the Authorization header wins
+      // when both are sent. A URL travels further than a header (proxies, access logs), which is why
+      // the request log redacts the parameter from every URL it writes (redactUrl in @repo/http) and
+      // why no other route takes it.
+      config: { auth: { queryToken: 'access_token' } },
       preHandler: async (request) => {
         await deps.tail.authorize(requireActor(request), request.params.project_id);
       },

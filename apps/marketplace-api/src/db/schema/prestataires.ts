@@ -58,6 +58,9 @@ export const prestataireProfiles = pgTable(
     index('prestataire_profiles_status_idx').on(t.validationStatus),
     index('prestataire_profiles_city_idx').on(t.cityId),
     index('prestataire_profiles_name_trgm_idx').using('gin', sql`${t.businessName} gin_trgm_ops`),
+    // The radius search's earth_box(…) @> ll_to_earth(latitude, longitude) (earthdistance) reads this
+    // index instead of computing a distance for every validated profile.
+    index('prestataire_profiles_location_idx').using('gist', sql`ll_to_earth(${t.latitude}, ${t.longitude})`),
     check(
       'prestataire_profiles_status_valid',
       sql`${t.validationStatus} in ('pending', 'validated', 'rejected', 'documents_requested', 'suspended')`,

@@ -59,18 +59,6 @@ export function documentNumberProblem(type: DocumentType, number: string): strin
   return format.pattern.test(number) ? null : `Must be ${format.description} for this document type`;
 }
 
-/** A real calendar day written YYYY-MM-DD (no 2025-02-30). */
-export function isCalendarDate(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
-
-/** Today's date in UTC, YYYY-MM-DD. */
-export function todayUtc(): string {
-  return new Date().toISOString().slice(0, 10);
-}
-
 /**
  * Whether someone born on `birthDate` is `years` old on `today`. Comparing the anniversary as a
  * string keeps 29 February right: in a common year it falls after the 28th, so the birthday comes on 1 March.
@@ -93,9 +81,13 @@ export function comparableName(value: string): string {
     .trim();
 }
 
-/** Checks the submission on its own terms and against the account's names; calls nothing outside. */
-export function createBuiltinKycVerifier(opts: { today?: () => string } = {}): KycVerifier {
-  const today = opts.today ?? todayUtc;
+/**
+ * Checks the submission on its own terms and against the account's names; calls nothing outside.
+ * `today` is the platform's calendar day (lib/time.ts): a document expires, and a holder comes of
+ * age, on a French date.
+ */
+export function createBuiltinKycVerifier(opts: { today: () => string }): KycVerifier {
+  const { today } = opts;
   return {
     name: 'builtin',
     async verify(submission, user) {

@@ -148,8 +148,8 @@ export function adminPrestatairesRoutes(deps: { adminPrestataires: AdminPrestata
         },
       },
       async (request) => {
-        const docs = await service.documents(request.params.prestataire);
-        return { data: docs.map((doc) => presentDocument(doc)) };
+        const { docs, today } = await service.documents(request.params.prestataire);
+        return { data: docs.map((doc) => presentDocument(doc, today)) };
       },
     );
   };

@@ -4,9 +4,10 @@ import type { DbTx } from '../../db/index.js';
 import type { PrestataireProfile, ValidationStatus } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { RequestContext } from '../../lib/context.js';
+import type { Clock } from '../../lib/time.js';
 import { recordActivity } from '../activity-log/activity-log.repository.js';
 import { countDocumentsByUser, listUserDocuments } from '../documents/documents.repository.js';
-import { calendarToday, requiredChecklist } from '../documents/documents.schemas.js';
+import { requiredChecklist } from '../documents/documents.schemas.js';
 import {
   prestataireDocumentsRequestedMail,
   prestataireReinstatedMail,
@@ -59,8 +60,8 @@ export async function moveValidation(db: DbTx, ctx: RequestContext, prestataireI
   });
 }
 
-export function createAdminPrestatairesService(deps: { db: DbTx; mailer: Mailer }) {
-  const { db, mailer } = deps;
+export function createAdminPrestatairesService(deps: { db: DbTx; mailer: Mailer; clock: Clock }) {
+  const { db, mailer, clock } = deps;
 
   async function getPrestataire(prestataireId: number) {
     const found = await repo.findPrestataire(db, prestataireId);
@@ -80,13 +81,13 @@ export function createAdminPrestatairesService(deps: { db: DbTx; mailer: Mailer 
     async show(prestataireId: number) {
       const { user, profile } = await getPrestataire(prestataireId);
       const docs = await listUserDocuments(db, prestataireId);
-      const today = calendarToday();
+      const today = clock.today();
       return { user, profile, docs, today, ...requiredChecklist(docs, today) };
     },
 
     async documents(prestataireId: number) {
       await getPrestataire(prestataireId);
-      return listUserDocuments(db, prestataireId);
+      return { docs: await listUserDocuments(db, prestataireId), today: clock.today() };
     },
 
     /** Approves a pending application, or lifts a compliance suspension. */

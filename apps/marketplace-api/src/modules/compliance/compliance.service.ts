@@ -2,18 +2,18 @@ import { pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { RequestContext } from '../../lib/context.js';
+import { addDays, type Clock } from '../../lib/time.js';
 import { moveValidation } from '../admin-prestataires/admin-prestataires.service.js';
-import { addDays, calendarToday } from '../documents/documents.schemas.js';
 import { prestataireSuspendedMail } from './compliance.mail.js';
 import * as repo from './compliance.repository.js';
 
 /** Keeping validated prestataires compliant: documents running out, and suspension. */
-export function createComplianceService(deps: { db: DbTx; mailer: Mailer }) {
-  const { db, mailer } = deps;
+export function createComplianceService(deps: { db: DbTx; mailer: Mailer; clock: Clock }) {
+  const { db, mailer, clock } = deps;
   return {
     /** Documents expiring within `days` days or already expired, soonest first. */
     async expiringDocuments(days: number, page: number, perPage: number) {
-      const today = calendarToday();
+      const today = clock.today();
       const { rows, total } = await repo.listExpiring(db, today, addDays(today, days), perPage, pageOffset(page, perPage));
       return { rows, today, meta: pageMeta(page, perPage, total) };
     },

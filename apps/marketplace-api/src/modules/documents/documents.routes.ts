@@ -87,8 +87,8 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
       },
       async (request, reply) => {
         const upload = await readDocumentUpload(request);
-        const doc = await deps.documents.uploadOwn(contextOf(request), upload);
-        return reply.status(201).send({ data: presentDocument(doc), message: 'Document uploaded' });
+        const { doc, today } = await deps.documents.uploadOwn(contextOf(request), upload);
+        return reply.status(201).send({ data: presentDocument(doc, today), message: 'Document uploaded' });
       },
     );
 
@@ -153,8 +153,8 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
       },
       async (request, reply) => {
         const upload = await readDocumentUpload(request);
-        const doc = await deps.documents.fileOnUser(contextOf(request), request.params.user, upload);
-        return reply.status(201).send({ data: presentDocument(doc), message: 'Document filed' });
+        const { doc, today } = await deps.documents.fileOnUser(contextOf(request), request.params.user, upload);
+        return reply.status(201).send({ data: presentDocument(doc, today), message: 'Document filed' });
       },
     );
   };

@@ -1,6 +1,7 @@
 import { id, iso, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { DOCUMENT_TYPES, VALIDATION_STATUSES, type Document, type DocumentType } from '../../db/schema/index.js';
+import { isCalendarDate } from '../../lib/time.js';
 
 /** What a prestataire must hold, unexpired, to be validated and to stay validated. */
 export const REQUIRED_DOCUMENT_TYPES = ['business_registration', 'insurance', 'identity'] as const satisfies readonly DocumentType[];
@@ -8,32 +9,8 @@ export const REQUIRED_DOCUMENT_TYPES = ['business_registration', 'insurance', 'i
 /** Documents kept per account; beyond it old ones must be deleted first. */
 export const MAX_DOCUMENTS_PER_USER = 50;
 
-/**
- * Today's calendar date (`YYYY-MM-DD`) in France: the expiry dates printed on French certificates
- * are Paris dates, and a certificate stays valid through its last day.
- */
-export function calendarToday(now: Date = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
-}
-
-/** Whole days from `today` to `date` (both `YYYY-MM-DD`); negative once past. */
-export function daysBetween(today: string, date: string): number {
-  return Math.round((Date.parse(`${date}T00:00:00Z`) - Date.parse(`${today}T00:00:00Z`)) / 86_400_000);
-}
-
-/** The calendar date `days` after `date` (both `YYYY-MM-DD`). */
-export function addDays(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-}
-
-const calendarDate = z.iso.date({ message: 'Must be a date in the form YYYY-MM-DD' }).refine(
-  // The format check alone lets 2026-02-31 through.
-  (value) => {
-    const time = Date.parse(`${value}T00:00:00Z`);
-    return !Number.isNaN(time) && new Date(time).toISOString().startsWith(value);
-  },
-  { message: 'Must be a real calendar date' },
-);
+// The format check alone lets 2026-02-31 through.
+const calendarDate = z.iso.date({ message: 'Must be a date in the form YYYY-MM-DD' }).refine(isCalendarDate, { message: 'Must be a real calendar date' });
 
 /** The text fields of a document upload (multipart). */
 export const DocumentFields = z.object({
@@ -41,7 +18,9 @@ export const DocumentFields = z.object({
   expires_on: z.preprocess(
     // Forms send an empty field for "no expiry".
     (value) => (value === '' ? undefined : value),
-    calendarDate.refine((value) => value >= calendarToday(), { message: 'Must not be in the past' }).optional(),
+    // Not in the past: checked by the service against the platform's calendar day (a certificate
+    // stays valid through its last day, a Paris date).
+    calendarDate.optional(),
   ),
 });
 export type DocumentFields = z.infer<typeof DocumentFields>;
@@ -82,7 +61,8 @@ export const DocumentsOverviewResponse = z.object({
   validation_note: z.string().nullable(),
 });
 
-export function presentDocument(doc: Document, today: string = calendarToday()): DocumentResponse {
+/** `today`: the platform's calendar day (Clock.today), through which a document stays valid. */
+export function presentDocument(doc: Document, today: string): DocumentResponse {
   return {
     id: doc.id,
     type: doc.type,
@@ -97,7 +77,7 @@ export function presentDocument(doc: Document, today: string = calendarToday()):
 }
 
 /** Which required documents are on file and unexpired. */
-export function requiredChecklist(docs: Document[], today: string = calendarToday()) {
+export function requiredChecklist(docs: Document[], today: string) {
   const required = REQUIRED_DOCUMENT_TYPES.map((type) => {
     const ofType = docs.filter((d) => d.type === type);
     const unexpired = ofType.filter((d) => d.expiresOn === null || d.expiresOn >= today);

@@ -5,11 +5,12 @@ import type { DbTx } from '../../db/index.js';
 import { users, type Document } from '../../db/schema/index.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
 import type { RequestContext } from '../../lib/context.js';
+import type { Clock } from '../../lib/time.js';
 import type { UploadedFile } from '../../lib/uploads.js';
 import { recordActivity } from '../activity-log/activity-log.repository.js';
 import { findPrestataire, moveValidationStatus } from '../admin-prestataires/admin-prestataires.repository.js';
 import * as repo from './documents.repository.js';
-import { calendarToday, MAX_DOCUMENTS_PER_USER, requiredChecklist, type DocumentFields } from './documents.schemas.js';
+import { MAX_DOCUMENTS_PER_USER, requiredChecklist, type DocumentFields } from './documents.schemas.js';
 
 export interface DocumentUpload {
   fields: DocumentFields;
@@ -38,21 +39,29 @@ export function auditDocument(doc: Document): Record<string, unknown> {
  * Compliance documents: a prestataire's own uploads, files an admin puts on any account, and the
  * admin's downloads. Files are stored under `private/`, which the public media route never serves.
  */
-export function createDocumentsService(deps: { db: DbTx; storage: Storage }) {
-  const { db, storage } = deps;
+export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock: Clock }) {
+  const { db, storage, clock } = deps;
 
   /**
    * Writes the file, then its row (and, for a prestataire asked for documents, its return to the
    * validation queue) in one transaction; the file is removed again when the transaction fails.
    */
-  async function store(ctx: RequestContext, userId: number, upload: DocumentUpload, log: (tx: DbTx, doc: Document) => Promise<void>) {
+  /** 422 for an expiry the platform's calendar has passed; answers that calendar day. */
+  function checkExpiry(upload: DocumentUpload): string {
+    const today = clock.today();
+    const expiresOn = upload.fields.expires_on;
+    if (expiresOn !== undefined && expiresOn < today) throw AppError.validation({ expires_on: ['Must not be in the past'] });
+    return today;
+  }
+
+  async function store(ctx: RequestContext, userId: number, upload: DocumentUpload, today: string, log: (tx: DbTx, doc: Document) => Promise<void>) {
     if ((await repo.countUserDocuments(db, userId)) >= MAX_DOCUMENTS_PER_USER) {
       throw new AppError('conflict', `An account holds at most ${MAX_DOCUMENTS_PER_USER} documents; delete outdated ones first`);
     }
     const key = newStorageKey('private/documents', upload.file.extension);
     await storage.put(key, upload.file.buffer);
     try {
-      return await withTransaction(db, async (tx) => {
+      const doc = await withTransaction(db, async (tx) => {
         const doc = await repo.insertDocument(tx, {
           userId,
           type: upload.fields.type,
@@ -77,6 +86,7 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage }) {
         }
         return doc;
       });
+      return { doc, today };
     } catch (error) {
       await storage.remove(key);
       throw error;
@@ -90,15 +100,16 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage }) {
       const found = await findPrestataire(db, userId);
       if (!found) throw AppError.notFound('Prestataire profile');
       const docs = await repo.listUserDocuments(db, userId);
-      const today = calendarToday();
+      const today = clock.today();
       return { docs, today, ...requiredChecklist(docs, today), profile: found.profile };
     },
 
     /** A prestataire files one of its own documents. */
     async uploadOwn(ctx: RequestContext, upload: DocumentUpload) {
       const userId = actorId(ctx);
+      const today = checkExpiry(upload);
       if (!(await findPrestataire(db, userId))) throw AppError.notFound('Prestataire profile');
-      return store(ctx, userId, upload, async () => {});
+      return store(ctx, userId, upload, today, async () => {});
     },
 
     /**
@@ -124,13 +135,14 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage }) {
 
     /** An admin files a document on any live account. */
     async fileOnUser(ctx: RequestContext, userId: number, upload: DocumentUpload) {
+      const today = checkExpiry(upload);
       const [user] = await db
         .select({ id: users.id })
         .from(users)
         .where(and(eq(users.id, userId), isNull(users.deletedAt)))
         .limit(1);
       if (!user) throw AppError.notFound('User');
-      return store(ctx, userId, upload, (tx, doc) =>
+      return store(ctx, userId, upload, today, (tx, doc) =>
         recordActivity(tx, ctx, { action: 'user.document_added', subjectType: 'user', subjectId: userId, after: auditDocument(doc) }),
       );
     },

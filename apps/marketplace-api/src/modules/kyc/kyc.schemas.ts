@@ -1,16 +1,9 @@
 import { storableText, UNSTORABLE_TEXT_MESSAGE, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { KYC_STATUSES } from '../../db/schema/index.js';
-import {
-  ADULT_AGE,
-  DOCUMENT_TYPES,
-  documentNumberProblem,
-  hasAge,
-  isCalendarDate,
-  normaliseDocumentNumber,
-  todayUtc,
-} from '../../integrations/kyc/kyc.js';
+import { DOCUMENT_TYPES, documentNumberProblem, normaliseDocumentNumber } from '../../integrations/kyc/kyc.js';
 import { isCountryCode } from '../../integrations/kyc/countries.js';
+import { isCalendarDate } from '../../lib/time.js';
 import { UserResponse } from '../users/users.schemas.js';
 
 const name = z
@@ -27,10 +20,8 @@ export const KycBody = z
   .object({
     first_name: name,
     last_name: name,
-    birth_date: calendarDate
-      .refine((d) => d >= '1900-01-01', { message: 'Must be a plausible birth date' })
-      .refine((d) => d <= todayUtc(), { message: 'Must not be in the future' })
-      .refine((d) => d > todayUtc() || hasAge(d, ADULT_AGE, todayUtc()), { message: `You must be at least ${ADULT_AGE} years old` }),
+    // Not in the future and of age: checked by the service against the platform's calendar day.
+    birth_date: calendarDate.refine((d) => d >= '1900-01-01', { message: 'Must be a plausible birth date' }),
     document_type: z.enum(DOCUMENT_TYPES),
     document_number: z.string().max(40).transform(normaliseDocumentNumber),
     document_expires_on: calendarDate,

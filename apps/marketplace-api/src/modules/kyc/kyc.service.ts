@@ -2,8 +2,9 @@ import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
-import type { KycVerifier } from '../../integrations/kyc/kyc.js';
+import { ADULT_AGE, hasAge, type KycVerifier } from '../../integrations/kyc/kyc.js';
 import type { RequestContext } from '../../lib/context.js';
+import type { Clock } from '../../lib/time.js';
 import { recordActivity } from '../activity-log/activity-log.repository.js';
 import { findUserById } from '../users/users.repository.js';
 import * as repo from './kyc.repository.js';
@@ -20,8 +21,14 @@ export interface KycOutcome {
   checkedAt: Date;
 }
 
-export function createKycService(deps: { db: DbTx; verifier: KycVerifier }) {
-  const { db, verifier } = deps;
+/** 422 on `birth_date` for a date the platform's calendar has not reached, or an under-age holder. */
+function checkBirthDate(birthDate: string, today: string) {
+  if (birthDate > today) throw AppError.validation({ birth_date: ['Must not be in the future'] });
+  if (!hasAge(birthDate, ADULT_AGE, today)) throw AppError.validation({ birth_date: [`You must be at least ${ADULT_AGE} years old`] });
+}
+
+export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock: Clock }) {
+  const { db, verifier, clock } = deps;
 
   return {
     /**
@@ -32,6 +39,7 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier }) {
     async validate(ctx: RequestContext, body: KycBody): Promise<KycOutcome> {
       if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
       const userId = ctx.actor.userId;
+      checkBirthDate(body.birth_date, clock.today());
       const account = await findUserById(db, userId);
       if (!account || account.deletedAt) throw AppError.notFound('User');
       if (account.kycStatus === 'verified') throw alreadyVerified();

@@ -1,5 +1,6 @@
 import { storableText, UNSTORABLE_TEXT_MESSAGE, latitude, longitude } from '@repo/schemas';
 import { z } from 'zod';
+import { isTimeZone } from '../../lib/time.js';
 import { phoneField } from '../auth/auth.schemas.js';
 
 const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
@@ -8,18 +9,6 @@ const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refi
 const emptyToNull = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? null : value);
 
 export const MAX_HOURLY_RATE_CENTS = 10_000_000;
-
-/** An IANA zone name such as `Europe/Paris`, known to the runtime's time-zone database. */
-export function isTimeZone(value: string): boolean {
-  // Names only: offsets like "+01:00" are not zones (they ignore daylight saving).
-  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(value)) return false;
-  try {
-    new Intl.DateTimeFormat(undefined, { timeZone: value });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Every field is optional: only those given change. SIRET and validation status are not the owner's to edit. */
 export const UpdateProfileBody = z

@@ -27,38 +27,26 @@ export function visiblePrestataire(): SQL {
   )!;
 }
 
-// The mean Earth radius (IUGG); haversine on it is within 0.5 % of the ellipsoid distance.
-const EARTH_RADIUS_KM = 6371.0088;
-const KM_PER_DEGREE_LATITUDE = 111.2;
-
 const float = (value: number) => sql`${value}::double precision`;
+
+/**
+ * Points on the Earth as earthdistance models them (a sphere of radius earth(), 6378.168 km). The
+ * profile's expression is the one prestataire_profiles_location_idx indexes; null without coordinates.
+ */
+const profilePoint = sql`ll_to_earth(${prestataireProfiles.latitude}, ${prestataireProfiles.longitude})`;
+const point = (origin: { latitude: number; longitude: number }) => sql`ll_to_earth(${float(origin.latitude)}, ${float(origin.longitude)})`;
 
 /** Great-circle distance in km from a point to the profile's coordinates (null when it has none). */
 function distanceKm(origin: { latitude: number; longitude: number }): SQL<number | null> {
-  const lat = float(origin.latitude);
-  const lng = float(origin.longitude);
-  // least(1, …) keeps rounding from pushing asin out of its domain for antipodal points.
-  return sql<number | null>`(2 * ${float(EARTH_RADIUS_KM)} * asin(least(1, sqrt(
-    power(sin(radians(${prestataireProfiles.latitude} - ${lat}) / 2), 2)
-    + cos(radians(${lat})) * cos(radians(${prestataireProfiles.latitude}))
-      * power(sin(radians(${prestataireProfiles.longitude} - ${lng}) / 2), 2)))))`;
+  return sql<number | null>`(earth_distance(${point(origin)}, ${profilePoint}) / 1000)`;
 }
 
-/** A box around the circle, a cheap test that spares the trigonometry for most rows. */
-function boundingBox(origin: { latitude: number; longitude: number }, radiusKm: number): SQL {
-  const dLat = radiusKm / KM_PER_DEGREE_LATITUDE;
-  const conditions: SQL[] = [
-    sql`${prestataireProfiles.latitude} between ${float(origin.latitude - dLat)} and ${float(origin.latitude + dLat)}`,
-  ];
-  const cosLat = Math.cos((origin.latitude * Math.PI) / 180);
-  const dLng = cosLat > 0.01 ? radiusKm / (KM_PER_DEGREE_LATITUDE * cosLat) : 360;
-  // Near the poles or across the antimeridian the longitude box would be wrong; the distance test alone decides.
-  if (origin.longitude - dLng >= -180 && origin.longitude + dLng <= 180) {
-    conditions.push(
-      sql`${prestataireProfiles.longitude} between ${float(origin.longitude - dLng)} and ${float(origin.longitude + dLng)}`,
-    );
-  }
-  return and(...conditions)!;
+/**
+ * Profiles within `radiusKm` of a point: the cube around the circle (earth_box, answered by the
+ * GiST index), then the exact distance, since the cube's corners reach beyond the circle.
+ */
+function withinRadius(origin: { latitude: number; longitude: number }, radiusKm: number): SQL {
+  return sql`(earth_box(${point(origin)}, ${float(radiusKm * 1000)}) @> ${profilePoint} and ${distanceKm(origin)} <= ${float(radiusKm)})`;
 }
 
 export interface SearchFilters {
@@ -97,8 +85,7 @@ export async function search(db: DbTx, filters: SearchFilters, limit: number, of
 
   const where = and(
     visiblePrestataire(),
-    origin ? boundingBox(origin, filters.radiusKm) : undefined,
-    origin ? sql`${distance} <= ${float(filters.radiusKm)}` : undefined,
+    origin ? withinRadius(origin, filters.radiusKm) : undefined,
     serviceId
       ? sql`exists (select 1 from ${prestataireServices} where ${prestataireServices.prestataireId} = ${prestataireProfiles.userId}
           and ${prestataireServices.serviceId} = ${serviceId})`

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import type { FastifyRequest } from 'fastify';
 import { contextOf } from '../../lib/context.js';
 import type { PrestatairesService } from './prestataires.service.js';
 import {
@@ -16,12 +15,6 @@ import {
 /** Public search and pages of prestataires, and a client's favourites. */
 export function prestatairesRoutes(deps: { prestataires: PrestatairesService }): FastifyPluginAsyncZod {
   return async (app) => {
-    // A public page that says more to a signed-in client: a token, when sent, must be valid (401
-    // otherwise) rather than silently ignored.
-    const optionalAuth = async (request: FastifyRequest) => {
-      if (request.headers.authorization !== undefined) await app.auth.authenticate(request);
-    };
-
     app.get(
       '/prestataires',
       {
@@ -44,7 +37,9 @@ export function prestatairesRoutes(deps: { prestataires: PrestatairesService }):
     app.get(
       '/prestataires/:prestataire',
       {
-        onRequest: optionalAuth,
+        // A public page that says more to a signed-in client (is it a favourite); a token, when
+        // sent, must be valid (401 otherwise) rather than silently ignored.
+        onRequest: app.auth.authenticateOptional,
         schema: {
           operationId: 'getPrestataire',
           tags: ['prestataires'],

@@ -1,0 +1,1 @@
+CREATE INDEX "prestataire_profiles_location_idx" ON "prestataire_profiles" USING gist (ll_to_earth("latitude", "longitude"));
