@@ -3,30 +3,12 @@ import { and, count, desc, eq, gte, like, lt, lte, type SQL } from 'drizzle-orm'
 import { alias, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
 import { activityLog, users } from '../../db/schema/index.js';
-import type { RequestContext } from '../../lib/context.js';
 
-export interface ActivityEntry {
-  /** A verb in dotted form: `user.status_changed`, `prestataire.validated`. */
-  action: string;
-  subjectType: string;
-  subjectId: number | null;
-  before?: Record<string, unknown> | null;
-  after?: Record<string, unknown> | null;
-}
+export type NewActivityEntry = typeof activityLog.$inferInsert;
 
-/** Records who did what to which subject, in the caller's transaction so it commits with the change. */
-export async function recordActivity(db: DbTx, ctx: RequestContext, entry: ActivityEntry) {
-  await db.insert(activityLog).values({
-    actorId: ctx.actor?.userId ?? null,
-    actorRole: ctx.actor?.role ?? 'system',
-    action: entry.action,
-    subjectType: entry.subjectType,
-    subjectId: entry.subjectId,
-    before: entry.before ?? null,
-    after: entry.after ?? null,
-    ip: ctx.ip || null,
-    requestId: ctx.requestId,
-  });
+/** Appends one entry; the caller passes its transaction so the entry commits with the change. */
+export async function insertActivity(db: DbTx, entry: NewActivityEntry) {
+  await db.insert(activityLog).values(entry);
 }
 
 /** An upper time bound: a date alone covers its whole day (UTC), so it is exclusive from the next midnight. */

@@ -3,8 +3,8 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
 import type { KycVerifier } from '../../integrations/kyc/kyc.js';
-import type { RequestContext } from '../../lib/context.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { Actor } from '../../lib/context.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { findUserById } from '../users/users.repository.js';
 import * as repo from './kyc.repository.js';
 import type { KycBody } from './kyc.schemas.js';
@@ -20,8 +20,8 @@ export interface KycOutcome {
   checkedAt: Date;
 }
 
-export function createKycService(deps: { db: DbTx; verifier: KycVerifier }) {
-  const { db, verifier } = deps;
+export function createKycService(deps: { db: DbTx; verifier: KycVerifier; recorder: ActivityRecorder }) {
+  const { db, verifier, recorder } = deps;
 
   return {
     /**
@@ -29,9 +29,8 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier }) {
      * transaction (a vendor may take seconds); the write then refuses to overwrite a verification
      * that a concurrent submission recorded meanwhile.
      */
-    async validate(ctx: RequestContext, body: KycBody): Promise<KycOutcome> {
-      if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-      const userId = ctx.actor.userId;
+    async validate(actor: Actor, body: KycBody): Promise<KycOutcome> {
+      const userId = actor.userId;
       const account = await findUserById(db, userId);
       if (!account || account.deletedAt) throw AppError.notFound('User');
       if (account.kycStatus === 'verified') throw alreadyVerified();
@@ -63,13 +62,16 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier }) {
           status: result.status,
           reasons: result.reasons,
         });
-        await recordActivity(tx, ctx, {
-          action: 'user.kyc_checked',
-          subjectType: 'user',
-          subjectId: userId,
-          before: { kyc_status: account.kycStatus },
-          after: { kyc_status: result.status, reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
-        });
+        await recorder.record(
+          actor,
+          'user.kyc_checked',
+          userSubject(userId),
+          {
+            before: { kyc_status: account.kycStatus },
+            after: { kyc_status: result.status, reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
+          },
+          tx,
+        );
         return { user, status: result.status, reasons: result.reasons, checkedAt: row.createdAt };
       });
     },

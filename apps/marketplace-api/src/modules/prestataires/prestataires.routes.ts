@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import type { FastifyRequest } from 'fastify';
-import { contextOf } from '../../lib/context.js';
+import { actorOf, callerOf } from '../../lib/context.js';
 import type { PrestatairesService } from './prestataires.service.js';
 import {
   FavouriteEnvelope,
@@ -55,7 +55,7 @@ export function prestatairesRoutes(deps: { prestataires: PrestatairesService }):
         },
       },
       async (request) => {
-        const { detail, isFavourite } = await deps.prestataires.get(contextOf(request), request.params.prestataire);
+        const { detail, isFavourite } = await deps.prestataires.get(callerOf(request), request.params.prestataire);
         return { data: presentPrestataire(detail, isFavourite) };
       },
     );
@@ -75,7 +75,7 @@ export function prestatairesRoutes(deps: { prestataires: PrestatairesService }):
       },
       async (request) => {
         const prestataireId = request.params.prestataire;
-        const favourite = await deps.prestataires.toggleFavourite(contextOf(request), prestataireId);
+        const favourite = await deps.prestataires.toggleFavourite(actorOf(request), prestataireId);
         return {
           data: { prestataire_id: prestataireId, favourite },
           message: favourite ? 'Added to favourites' : 'Removed from favourites',
