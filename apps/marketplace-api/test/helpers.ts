@@ -139,7 +139,7 @@ export function bearer(token: string) {
 /** Asserts an error envelope with its status and code; answers the parsed body. */
 export function expectError(res: LightMyRequestResponse, status: number, code: string) {
   expect(res.statusCode, res.body).toBe(status);
-  const body = res.json() as { error: string; message: string; errors?: Record<string, string[]> };
+  const body = res.json() as { error: string; message: string; errors?: Record<string, string[]>; current_status?: string };
   expect(body.error).toBe(code);
   expect(typeof body.message).toBe('string');
   return body;
