@@ -1,25 +1,15 @@
 import { escapeLike } from '@repo/db';
-import { and, count, desc, eq, gte, like, lt, lte, type SQL } from 'drizzle-orm';
-import { alias, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { and, count, desc, eq, gte, like, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
 import { activityLog, users } from '../../db/schema/index.js';
+import { beforeBound, type UpperBound } from '../../lib/time-bounds.js';
 
 export type NewActivityEntry = typeof activityLog.$inferInsert;
 
 /** Appends one entry; the caller passes its transaction so the entry commits with the change. */
 export async function insertActivity(db: DbTx, entry: NewActivityEntry) {
   await db.insert(activityLog).values(entry);
-}
-
-/** An upper time bound: a date alone covers its whole day (UTC), so it is exclusive from the next midnight. */
-export interface UpperBound {
-  at: Date;
-  inclusive: boolean;
-}
-
-/** `column <= at` or `column < at`. */
-export function beforeBound(column: AnyPgColumn, bound: UpperBound): SQL {
-  return bound.inclusive ? lte(column, bound.at) : lt(column, bound.at);
 }
 
 export interface ActivityFilters {
