@@ -81,7 +81,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
   const authService = createAuthService({
     db,
-    users: users,
+    users,
     throttle: deps.throttle,
     sessions: app.auth.store,
     mailer: deps.mailer,
@@ -124,7 +124,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         socialAuthRoutes({
           socialAuth: createSocialAuthService({
             db,
-            users: users,
+            users,
             verifiers: createIdentityVerifiers(deps.config.social),
             recorder,
             log: app.log,
