@@ -10,6 +10,15 @@ const appBoundaries = [
   },
 ];
 
+const noSqlInServices = {
+  selector: "ImportDeclaration[source.value=/^drizzle-orm/]",
+  message: 'Services and jobs build no SQL: move the query into the module repository and call it.',
+};
+const oneRecorder = {
+  selector: "ImportDeclaration[source.value=/activity-log[.]repository[.]js$/]",
+  message: "Record activity through the injected recorder (createActivityRecorder), not the activity log's repository.",
+};
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', '**/drizzle/**', '**/coverage/**'] },
   js.configs.recommended,
@@ -72,6 +81,22 @@ export default tseslint.config(
     files: ['apps/*/src/**/*.ts', 'apps/*/test/**/*.ts'],
     ignores: ['apps/*/src/**/*.routes.ts', 'apps/*/src/**/*.service.ts', 'apps/*/src/**/*.repository.ts', 'apps/*/src/jobs/**', 'apps/*/src/integrations/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: appBoundaries }] },
+  },
+  // The marketplace's service rules (STYLE.md): SQL lives in repositories only, and the activity log
+  // is written through the one recorder that the app builds, never through its repository.
+  {
+    files: ['apps/marketplace-api/src/**/*.ts'],
+    ignores: ['apps/marketplace-api/src/modules/activity-log/**'],
+    rules: { 'no-restricted-syntax': ['error', oneRecorder] },
+  },
+  {
+    files: ['apps/marketplace-api/src/**/*.service.ts', 'apps/marketplace-api/src/jobs/**'],
+    ignores: ['apps/marketplace-api/src/modules/activity-log/**'],
+    rules: { 'no-restricted-syntax': ['error', oneRecorder, noSqlInServices] },
+  },
+  {
+    files: ['apps/marketplace-api/src/modules/activity-log/*.service.ts'],
+    rules: { 'no-restricted-syntax': ['error', noSqlInServices] },
   },
   {
     files: ['packages/*/src/**/*.ts'],

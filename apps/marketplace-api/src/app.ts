@@ -7,7 +7,8 @@ import { extensions, migrationsFolder, schema, type Schema } from './db/index.js
 import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
-import { systemContext } from './lib/context.js';
+import { systemActor } from './lib/context.js';
+import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerModules, VERSION } from './modules/index.js';
 import { createSessionStore, createUsersService } from './modules/users/users.service.js';
 
@@ -105,12 +106,15 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     }
   });
 
-  const users = createUsersService({ db });
+  // Built once: every service that records or manages accounts gets these same two.
+  const recorder = createActivityRecorder({ db });
+  const users = createUsersService({ db, recorder });
   await registerModules(app, {
     config,
     database,
     db,
     users,
+    recorder,
     mailer,
     storage,
     throttle: overrides.throttle ?? createLoginThrottle(),
@@ -121,7 +125,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     if (seeded.categories + seeded.services + seeded.cities > 0) app.log.info(seeded, 'reference data seeded');
   }
   if (config.bootstrapAdmin) {
-    const { created } = await users.ensureBootstrapAdmin(systemContext, config.bootstrapAdmin);
+    const { created } = await users.ensureBootstrapAdmin(systemActor, config.bootstrapAdmin);
     if (created) app.log.info({ email: config.bootstrapAdmin.email }, 'bootstrap administrator created');
   }
   return app;

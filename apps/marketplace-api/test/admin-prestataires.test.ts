@@ -192,18 +192,36 @@ describe('forbidden moves', () => {
         const p = await createPrestataire(t, { status });
         const body = expectError(await c.call(p.user.id), 409, 'conflict');
         expect(body.message).toContain(`validation status is ${status}`);
+        expect(body.current_status).toBe(status);
         expect((await profileOf(p.user.id)).validationStatus).toBe(status);
         expect(await mailsTo(p.email)).toEqual([]);
       }
     });
   }
 
-  it('lets only one of two racing decisions win', async () => {
+  it('lets only one of two racing decisions win; the other answers 409 with the state the winner left', async () => {
     const p = await createPrestataire(t);
     const [a, b] = await Promise.all([validate(p.user.id), reject(p.user.id, { reason: 'Not eligible' })]);
     expect([a.statusCode, b.statusCode].sort()).toEqual([200, 409]);
+    const [winner, loser] = a.statusCode === 200 ? [a, b] : [b, a];
+    const state = winner.json().data.user.prestataire.validation_status;
+    expect(expectError(loser, 409, 'conflict').current_status).toBe(state);
+    expect((await profileOf(p.user.id)).validationStatus).toBe(state);
     const entries = [...(await activity(p.user.id, 'prestataire.validated')), ...(await activity(p.user.id, 'prestataire.rejected'))];
     expect(entries).toHaveLength(1);
+  });
+
+  it('validates once when two administrators validate at the same moment: one 200, one 409, one entry, one e-mail', async () => {
+    const p = await createPrestataire(t);
+    const second = await createAdmin(t);
+    const [a, b] = await Promise.all([validate(p.user.id, { note: 'First' }), validate(p.user.id, { note: 'Second' }, second.token)]);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 409]);
+    const loser = a.statusCode === 409 ? a : b;
+    const body = expectError(loser, 409, 'conflict');
+    expect(body.current_status).toBe('validated');
+    expect(body.message).toBe('Cannot validate a prestataire whose validation status is validated (allowed from: pending, suspended)');
+    expect(await activity(p.user.id, 'prestataire.validated')).toHaveLength(1);
+    expect(await mailsTo(p.email)).toHaveLength(1);
   });
 });
 

@@ -2,11 +2,13 @@ import { verifyPassword } from '@repo/auth';
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, users } from '../src/db/schema/index.js';
-import { systemContext } from '../src/lib/context.js';
+import { systemActor } from '../src/lib/context.js';
+import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
 import { createActivityLogService } from '../src/modules/activity-log/activity-log.service.js';
 import { createAdminUsersService } from '../src/modules/admin-users/admin-users.service.js';
 import { createAdminsService } from '../src/modules/admins/admins.service.js';
-import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, unique, type TestApp, type TestUser } from './helpers.js';
+import { createEmailVerificationService } from '../src/modules/email-verification/email-verification.service.js';
+import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, unique, usersService, type TestApp, type TestUser } from './helpers.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -230,20 +232,26 @@ describe('the last active administrator', () => {
     const [a, b] = await twoAdmins();
     expect((await call('PUT', `/admin/users/${b.user.id}/status`, a.token, { status: 'suspended', reason: 'Leave' })).statusCode).toBe(200);
     // Through HTTP the caller is always another active administrator; the platform's own jobs are not.
-    const admins = createAdminsService({ db: t.database.db });
+    const db = t.database.db;
+    const recorder = createActivityRecorder({ db });
+    const users = usersService(t);
+    const admins = createAdminsService({ db, users, recorder });
     const adminUsers = createAdminUsersService({
-      db: t.database.db,
+      db,
       mailer: t.app.mailer,
       appUrl: t.config.appUrl,
       sessionTtlDays: 30,
-      activityLog: createActivityLogService({ db: t.database.db }),
+      users,
+      emailVerification: createEmailVerificationService({ db, mailer: t.app.mailer, appUrl: t.config.appUrl, recorder }),
+      activityLog: createActivityLogService({ db }),
+      recorder,
     });
     const last = 'The last active administrator cannot be suspended, banned or deleted';
-    await expect(admins.remove(systemContext, a.user.id)).rejects.toMatchObject({ code: 'conflict', message: last });
-    await expect(adminUsers.remove(systemContext, a.user.id)).rejects.toMatchObject({ code: 'conflict', message: last });
-    await expect(adminUsers.setStatus(systemContext, a.user.id, 'banned', 'x')).rejects.toMatchObject({ code: 'conflict', message: last });
+    await expect(admins.remove(systemActor, a.user.id)).rejects.toMatchObject({ code: 'conflict', message: last });
+    await expect(adminUsers.remove(systemActor, a.user.id)).rejects.toMatchObject({ code: 'conflict', message: last });
+    await expect(adminUsers.setStatus(systemActor, a.user.id, 'banned', 'x')).rejects.toMatchObject({ code: 'conflict', message: last });
     // Deleting the suspended one is fine: an active administrator remains.
-    await admins.remove(systemContext, b.user.id);
+    await admins.remove(systemActor, b.user.id);
     expect(await activeAdmins()).toEqual([{ id: a.user.id }]);
   });
 });

@@ -1,9 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, userTokens, users } from '../src/db/schema/index.js';
-import { systemContext } from '../src/lib/context.js';
-import { createUsersService } from '../src/modules/users/users.service.js';
-import { buildTestApp, createClient, createPrestataire, expectError, unique, type TestApp } from './helpers.js';
+import { systemActor } from '../src/lib/context.js';
+import { buildTestApp, createClient, createPrestataire, expectError, unique, type TestApp, usersService } from './helpers.js';
 import { codeIn, lastMailTo, linkTokenIn, startSmtpSink } from './mail-sink.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
@@ -286,7 +285,7 @@ describe('sending never tells who has an account', () => {
     const suspended = await unverified();
     await t.database.db.update(users).set({ status: 'suspended' }).where(eq(users.id, suspended.user.id));
     const deleted = await unverified();
-    const anonymised = await createUsersService({ db: t.database.db }).anonymise(systemContext, deleted.user.id);
+    const anonymised = await usersService(t).anonymise(systemActor, deleted.user.id);
     const unknown = `nobody${unique()}@example.test`;
 
     for (const route of ['/auth/resend-verification-email', '/auth/send-email-verification-otp']) {

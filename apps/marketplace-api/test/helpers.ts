@@ -6,7 +6,8 @@ import { loadConfig, type Config } from '../src/config.js';
 import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
 import type { Lang, PrestataireProfile, Role, User, ValidationStatus } from '../src/db/schema/index.js';
 import { prestataireProfiles } from '../src/db/schema/index.js';
-import { systemContext } from '../src/lib/context.js';
+import { systemActor } from '../src/lib/context.js';
+import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
 import { createUsersService, type NewAccount } from '../src/modules/users/users.service.js';
 import { eq } from 'drizzle-orm';
 
@@ -74,12 +75,17 @@ export async function tokenFor(t: TestApp, userId: number): Promise<string> {
   return t.app.jwt.sign({ sub: String(userId), sid: session.id });
 }
 
+/** The users service over the test database, for set-ups the API does not offer (anonymising an account directly). */
+export function usersService(t: TestApp) {
+  const db = t.database.db;
+  return createUsersService({ db, recorder: createActivityRecorder({ db }) });
+}
+
 async function createAccount(t: TestApp, role: Role, overrides: Partial<NewAccount> = {}): Promise<TestUser> {
   const n = unique();
   const password = 'correct horse battery';
   const email = overrides.email ?? `${role}${n}-${Date.now()}@example.test`;
-  const users = createUsersService({ db: t.database.db });
-  const { user, profile } = await users.createAccount(systemContext, {
+  const { user, profile } = await usersService(t).createAccount(systemActor, {
     role,
     email,
     password,
@@ -133,7 +139,7 @@ export function bearer(token: string) {
 /** Asserts an error envelope with its status and code; answers the parsed body. */
 export function expectError(res: LightMyRequestResponse, status: number, code: string) {
   expect(res.statusCode, res.body).toBe(status);
-  const body = res.json() as { error: string; message: string; errors?: Record<string, string[]> };
+  const body = res.json() as { error: string; message: string; errors?: Record<string, string[]>; current_status?: string };
   expect(body.error).toBe(code);
   expect(typeof body.message).toBe('string');
   return body;

@@ -2,9 +2,8 @@ import { verifyPassword } from '@repo/auth';
 import { and, eq, isNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, sessions, userTokens, users } from '../src/db/schema/index.js';
-import { systemContext } from '../src/lib/context.js';
-import { createUsersService } from '../src/modules/users/users.service.js';
-import { bearer, buildTestApp, createClient, createPrestataire, expectError, tokenFor, unique, type TestApp, type TestUser } from './helpers.js';
+import { systemActor } from '../src/lib/context.js';
+import { bearer, buildTestApp, createClient, createPrestataire, expectError, tokenFor, unique, type TestApp, type TestUser, usersService } from './helpers.js';
 import { codeIn, lastMailTo, linkTokenIn, startSmtpSink, type ReceivedMail } from './mail-sink.js';
 
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
@@ -346,7 +345,7 @@ describe('sending never tells who has an account', () => {
     const banned = await account();
     await t.database.db.update(users).set({ status: 'banned' }).where(eq(users.id, banned.user.id));
     const deleted = await account();
-    const anonymised = await createUsersService({ db: t.database.db }).anonymise(systemContext, deleted.user.id);
+    const anonymised = await usersService(t).anonymise(systemActor, deleted.user.id);
     const unknown = `nobody${unique()}@example.test`;
     const silent = [unknown, suspended.email, banned.email, deleted.email, anonymised.email];
 

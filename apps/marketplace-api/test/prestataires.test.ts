@@ -13,8 +13,7 @@ import {
   users,
   type ValidationStatus,
 } from '../src/db/schema/index.js';
-import { systemContext } from '../src/lib/context.js';
-import { createUsersService } from '../src/modules/users/users.service.js';
+import { systemActor } from '../src/lib/context.js';
 import {
   bearer,
   buildTestApp,
@@ -26,6 +25,7 @@ import {
   unique,
   type TestApp,
   type TestUser,
+  usersService,
 } from './helpers.js';
 
 let t: TestApp;
@@ -395,7 +395,7 @@ describe('GET /prestataires: who is listed', () => {
     await t.database.db.update(users).set({ status: 'banned' }).where(eq(users.id, banned.user.id));
     await t.database.db.update(users).set({ status: 'suspended' }).where(eq(users.id, suspendedUser.user.id));
     const deleted = await provider(`Hidden ${word} deleted`, 'lyon');
-    await createUsersService({ db: t.database.db }).anonymise(systemContext, deleted.user.id);
+    await usersService(t).anonymise(systemActor, deleted.user.id);
     hidden.push(banned.user.id, suspendedUser.user.id, deleted.user.id);
 
     const body = await search({ q: word });

@@ -152,6 +152,8 @@ export const errorEnvelope = z
     errors: z.record(z.string(), z.array(z.string())).optional(),
     /** How many fields failed, when `errors` lists only the first of them. */
     error_count: z.number().int().optional(),
+    /** A 409 of a state machine: the state the resource is in, which the move does not leave from. */
+    current_status: z.string().optional(),
     request_id: z.string().optional(),
   })
   .meta({ id: 'ErrorEnvelope' });
@@ -168,7 +170,7 @@ export const responseDescriptions: Record<number, string> = {
   403: 'Forbidden: the caller may not do this',
   404: 'Not found',
   405: 'Method not allowed',
-  409: 'Conflict: the resource is not in a state that allows this',
+  409: 'Conflict: the resource is not in a state that allows this; a refused state move names its `current_status`',
   413: 'Payload too large',
   414: 'URI too long: a path parameter is over 100 characters',
   415: 'Unsupported media type',

@@ -13,6 +13,7 @@ import type { Storage } from '../integrations/storage/storage.js';
 import { createClock } from '../lib/time.js';
 import { accountRoutes } from './account/account.routes.js';
 import { createAccountService } from './account/account.service.js';
+import type { ActivityRecorder } from './activity-log/activity-log.recorder.js';
 import { activityLogRoutes } from './activity-log/activity-log.routes.js';
 import { createActivityLogService } from './activity-log/activity-log.service.js';
 import { adminPrestatairesRoutes } from './admin-prestataires/admin-prestataires.routes.js';
@@ -65,6 +66,8 @@ export interface ModuleDeps {
   database: DatabaseHandle<Schema>;
   db: Db;
   users: UsersService;
+  /** The one writer of the activity log. */
+  recorder: ActivityRecorder;
   mailer: Mailer;
   storage: Storage;
   throttle: LoginThrottle;
@@ -73,35 +76,38 @@ export interface ModuleDeps {
 /** Wires services to their dependencies and mounts every module under `/api/v1`. */
 export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   // One instance, so its per-address send limit counts every route that sends a verification e-mail.
-  const mailLinks = { db: deps.db, mailer: deps.mailer, appUrl: deps.config.appUrl };
+  const { db, users, recorder } = deps;
+  const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
   const authService = createAuthService({
-    db: deps.db,
-    users: deps.users,
+    db,
+    users,
     throttle: deps.throttle,
     sessions: app.auth.store,
     mailer: deps.mailer,
     emailVerification,
+    recorder,
   });
   const accountService = createAccountService({
-    db: deps.db,
-    users: deps.users,
+    db,
+    users,
     auth: authService,
     storage: deps.storage,
     mailer: deps.mailer,
     emailChange,
+    recorder,
     log: app.log,
   });
   // The platform's calendar: "today" for expiry dates and ages (PLATFORM_TIME_ZONE).
   const clock = createClock(deps.config.platformTimeZone);
-  const tariffGrids = createTariffGridsService({ db: deps.db });
-  const activityLog = createActivityLogService({ db: deps.db });
+  const tariffGrids = createTariffGridsService({ db, recorder });
+  const activityLog = createActivityLogService({ db });
   // One repair-data source for the app: the vendor's API behind the database cache, or the bundled dataset.
-  const repairData = createRepairData(deps.config, { db: deps.db, log: app.log });
+  const repairData = createRepairData(deps.config, { db, log: app.log });
   const { ai: aiConfig } = deps.config;
   const ai = createAiService({
-    db: deps.db,
+    db,
     model: aiConfig.url
       ? createOpenAiCompatibleModel({ url: aiConfig.url, apiKey: aiConfig.apiKey, model: aiConfig.model, timeoutMs: aiConfig.timeoutMs })
       : undefined,
@@ -120,48 +126,56 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(
         socialAuthRoutes({
           socialAuth: createSocialAuthService({
-            db: deps.db,
-            users: deps.users,
+            db,
+            users,
             verifiers: createIdentityVerifiers(deps.config.social),
+            recorder,
             log: app.log,
           }),
         }),
       );
       await api.register(accountRoutes({ account: accountService }));
-      await api.register(kycRoutes({ kyc: createKycService({ db: deps.db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock }) }));
-      await api.register(prestataireProfileRoutes({ prestataireProfile: createPrestataireProfileService({ db: deps.db }) }));
+      await api.register(
+        kycRoutes({ kyc: createKycService({ db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock, recorder }) }),
+      );
+      await api.register(prestataireProfileRoutes({ prestataireProfile: createPrestataireProfileService({ db, recorder }) }));
       // Catalogue and discovery
-      await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db: deps.db }) }));
-      await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db: deps.db }) }));
+      await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db }) }));
+      await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db }) }));
       // Vehicles, repair data, estimates, AI
-      await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db: deps.db, repairData }) }));
+      await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db, repairData }) }));
       await api.register(repairDataRoutes({ repairData: createRepairDataService({ repairData }) }));
-      await api.register(laborRoutes({ labor: createLaborService({ db: deps.db, repairData, tariffGrids, ai }) }));
+      await api.register(laborRoutes({ labor: createLaborService({ db, repairData, tariffGrids, ai }) }));
       await api.register(
         aiRoutes({
           ai,
-          suggestions: createSuggestionsService({ db: deps.db, ai, repairData }),
+          suggestions: createSuggestionsService({ db, ai, repairData }),
           modelName: aiConfig.url ? aiConfig.model : 'builtin',
         }),
       );
       // Onboarding, compliance and administration
-      await api.register(documentsRoutes({ documents: createDocumentsService({ db: deps.db, storage: deps.storage, clock }) }));
+      await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage: deps.storage, clock, recorder }) }));
       await api.register(
-        adminPrestatairesRoutes({ adminPrestataires: createAdminPrestatairesService({ db: deps.db, mailer: deps.mailer, clock }) }),
+        adminPrestatairesRoutes({
+          adminPrestataires: createAdminPrestatairesService({ db, mailer: deps.mailer, clock, recorder }),
+        }),
       );
-      await api.register(complianceRoutes({ compliance: createComplianceService({ db: deps.db, mailer: deps.mailer, clock }) }));
+      await api.register(complianceRoutes({ compliance: createComplianceService({ db, mailer: deps.mailer, clock, recorder }) }));
       await api.register(
         adminUsersRoutes({
           adminUsers: createAdminUsersService({
-            db: deps.db,
+            db,
             mailer: deps.mailer,
             appUrl: deps.config.appUrl,
             sessionTtlDays: deps.config.auth.tokenTtlDays,
+            users,
+            emailVerification,
             activityLog,
+            recorder,
           }),
         }),
       );
-      await api.register(adminsRoutes({ admins: createAdminsService({ db: deps.db }) }));
+      await api.register(adminsRoutes({ admins: createAdminsService({ db, users, recorder }) }));
       await api.register(activityLogRoutes({ activityLog }));
       await api.register(tariffGridsRoutes({ tariffGrids }));
     },

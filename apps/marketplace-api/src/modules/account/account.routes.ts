@@ -1,6 +1,6 @@
 import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { IMAGE_TYPES, readMultipart } from '../../lib/uploads.js';
 import { presentUser } from '../users/users.schemas.js';
 import { UserEnvelope } from '../auth/auth.schemas.js';
@@ -24,7 +24,7 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
         },
       },
       async (request) => {
-        const { user, profile } = await deps.account.me(contextOf(request));
+        const { user, profile } = await deps.account.me(actorOf(request));
         return { data: presentUser(user, profile) };
       },
     );
@@ -51,7 +51,7 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
       async (request) => {
         const { first_name, last_name, phone, email, current_password } = request.body;
         const { user, profile, emailChangePending } = await deps.account.update(
-          contextOf(request),
+          actorOf(request),
           { firstName: first_name, lastName: last_name, phone, email },
           { currentPassword: current_password },
         );
@@ -79,7 +79,7 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
         const { files } = await readMultipart(request, { accept: IMAGE_TYPES, maxFiles: 1, acceptLabel: 'a JPEG, PNG or WebP image' });
         const photo = files.find((f) => f.field === 'photo');
         if (!photo) throw AppError.validation({ photo: ['Required: send the image in the `photo` field'] });
-        const { user, profile } = await deps.account.setPhoto(contextOf(request), photo);
+        const { user, profile } = await deps.account.setPhoto(actorOf(request), photo);
         return { data: presentUser(user, profile), message: 'Photo updated' };
       },
     );
@@ -100,7 +100,7 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
         },
       },
       async (request, reply) => {
-        const { device, created } = await deps.account.registerDevice(contextOf(request), request.body);
+        const { device, created } = await deps.account.registerDevice(actorOf(request), request.body);
         return reply.status(created ? 201 : 200).send({ data: presentDevice(device), message: created ? 'Device registered' : 'Device updated' });
       },
     );
@@ -119,7 +119,7 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
         },
       },
       async (request) => {
-        const { user, profile } = await deps.account.update(contextOf(request), { lang: request.body.lang });
+        const { user, profile } = await deps.account.update(actorOf(request), { lang: request.body.lang });
         return { data: presentUser(user, profile), message: 'Language updated' };
       },
     );
@@ -140,7 +140,7 @@ export function accountRoutes(deps: { account: AccountService }): FastifyPluginA
         },
       },
       async (request) => {
-        await deps.account.deleteAccount(contextOf(request), request.body?.password);
+        await deps.account.deleteAccount(actorOf(request), request.body?.password);
         return { message: 'Account deleted' };
       },
     );

@@ -1,4 +1,3 @@
-import type { Actor } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { FastifyBaseLogger } from 'fastify';
@@ -6,14 +5,14 @@ import type { DbTx } from '../../db/index.js';
 import type { Lang, NewUser, User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import type { UploadedFile } from '../../lib/uploads.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { EmailChangeService } from '../email-change/email-change.service.js';
 import * as usersRepo from '../users/users.repository.js';
 import { mediaUrl } from '../users/users.schemas.js';
-import { createUsersService, type UsersService } from '../users/users.service.js';
+import type { UsersService } from '../users/users.service.js';
 import * as repo from './account.repository.js';
 import type { DeviceTokenBody } from './account.schemas.js';
 
@@ -33,11 +32,6 @@ const FIELDS = [
   ['lang', 'lang'],
 ] as const satisfies readonly (readonly [keyof ProfileChanges & keyof User, string])[];
 
-function actorOf(ctx: RequestContext): Actor {
-  if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-  return ctx.actor;
-}
-
 /** An account without a password proves itself for an e-mail change by a sign-in this recent. */
 export const EMAIL_CHANGE_RECENT_SIGN_IN_MS = 10 * 60_000;
 
@@ -55,9 +49,10 @@ export function createAccountService(deps: {
   storage: Storage;
   mailer: Mailer;
   emailChange: EmailChangeService;
+  recorder: ActivityRecorder;
   log: Pick<FastifyBaseLogger, 'warn'>;
 }) {
-  const { db, storage } = deps;
+  const { db, storage, recorder } = deps;
 
   /** A file no row points to any more; a failure leaves an orphan on disk, never a broken account. */
   async function discardFile(key: string) {
@@ -69,8 +64,8 @@ export function createAccountService(deps: {
   }
 
   return {
-    me(ctx: RequestContext) {
-      return deps.users.getWithProfile(actorOf(ctx).userId);
+    me(actor: Actor) {
+      return deps.users.getWithProfile(actor.userId);
     },
 
     /**
@@ -80,8 +75,7 @@ export function createAccountService(deps: {
      * it is followed, and the current address is told, with a link that undoes the change.
      * Asking for the current address again drops a pending change.
      */
-    async update(ctx: RequestContext, changes: ProfileChanges, opts: { currentPassword?: string } = {}) {
-      const actor = actorOf(ctx);
+    async update(actor: Actor, changes: ProfileChanges, opts: { currentPassword?: string } = {}) {
       const { email: requestedEmail, ...profileChanges } = changes;
       let newEmail: string | undefined;
       if (requestedEmail !== undefined) {
@@ -91,7 +85,7 @@ export function createAccountService(deps: {
           if (opts.currentPassword === undefined && current.passwordHash) {
             throw AppError.validation({ current_password: ['Required to change the e-mail address'] });
           }
-          await deps.auth.reauthenticate(ctx, current, opts.currentPassword, 'current_password', {
+          await deps.auth.reauthenticate(actor, current, opts.currentPassword, 'current_password', {
             recentSignInMs: EMAIL_CHANGE_RECENT_SIGN_IN_MS,
           });
           if (await usersRepo.emailTakenByAnother(db, requestedEmail, current.id)) throw emailTaken();
@@ -113,14 +107,14 @@ export function createAccountService(deps: {
         }
         if (Object.keys(set).length > 0) {
           current = (await usersRepo.updateUser(tx, current.id, set)) ?? current;
-          await recordActivity(tx, ctx, { action: 'user.profile_updated', subjectType: 'user', subjectId: current.id, before, after });
+          await recorder.record(actor, 'user.profile_updated', userSubject(current.id), { before, after }, tx);
         }
         if (newEmail !== undefined) {
-          const requested = await deps.emailChange.request(tx, ctx, current, newEmail);
+          const requested = await deps.emailChange.request(actor, current, newEmail, tx);
           return { user: requested.user, notify: requested.notify };
         }
         if (requestedEmail === current.email && current.pendingEmail !== null) {
-          return { user: await deps.emailChange.cancel(tx, ctx, current), notify: undefined };
+          return { user: await deps.emailChange.cancel(actor, current, tx), notify: undefined };
         }
         return { user: current, notify: undefined };
       });
@@ -129,8 +123,7 @@ export function createAccountService(deps: {
     },
 
     /** Stores the new photo, points the account at it, then removes the one it replaces. */
-    async setPhoto(ctx: RequestContext, file: UploadedFile) {
-      const actor = actorOf(ctx);
+    async setPhoto(actor: Actor, file: UploadedFile) {
       const key = newStorageKey('public/avatars', file.extension);
       await storage.put(key, file.buffer);
       let replaced: string | null;
@@ -139,13 +132,13 @@ export function createAccountService(deps: {
           const current = await repo.lockUser(tx, actor.userId);
           if (!current) throw AppError.notFound('User');
           await usersRepo.updateUser(tx, current.id, { photoKey: key });
-          await recordActivity(tx, ctx, {
-            action: 'user.profile_updated',
-            subjectType: 'user',
-            subjectId: current.id,
-            before: { photo_url: mediaUrl(current.photoKey) },
-            after: { photo_url: mediaUrl(key) },
-          });
+          await recorder.record(
+            actor,
+            'user.profile_updated',
+            userSubject(current.id),
+            { before: { photo_url: mediaUrl(current.photoKey) }, after: { photo_url: mediaUrl(key) } },
+            tx,
+          );
           return current.photoKey;
         });
       } catch (error) {
@@ -157,8 +150,7 @@ export function createAccountService(deps: {
     },
 
     /** Registers a push target for the signed-in user; `created` is false when it was already known. */
-    async registerDevice(ctx: RequestContext, body: DeviceTokenBody) {
-      const actor = actorOf(ctx);
+    async registerDevice(actor: Actor, body: DeviceTokenBody) {
       const target =
         body.kind === 'webpush'
           ? { token: body.subscription.endpoint, keys: body.subscription.keys }
@@ -177,11 +169,10 @@ export function createAccountService(deps: {
      * sign-in for an account without one). The last active administrator cannot leave the
      * platform without one.
      */
-    async deleteAccount(ctx: RequestContext, password: string | undefined) {
-      const actor = actorOf(ctx);
+    async deleteAccount(actor: Actor, password: string | undefined) {
       const user = await usersRepo.findUserById(db, actor.userId);
       if (!user || user.deletedAt) throw new AppError('unauthenticated', 'The session has ended; sign in again');
-      await deps.auth.reauthenticate(ctx, user, password, 'password');
+      await deps.auth.reauthenticate(actor, user, password, 'password');
       const photoKey = await withTransaction(db, async (tx) => {
         if (user.role === 'admin') {
           const admins = await repo.lockActiveAdminIds(tx);
@@ -192,7 +183,7 @@ export function createAccountService(deps: {
         const current = await repo.lockUser(tx, user.id);
         if (!current) throw AppError.notFound('User');
         // The same operation as the shared service, inside this transaction so the check above holds.
-        await createUsersService({ db: tx }).anonymise(ctx, user.id);
+        await deps.users.anonymise(actor, user.id, tx);
         return current.photoKey;
       });
       // The photo is personal data and its URL is public: it goes with the account.

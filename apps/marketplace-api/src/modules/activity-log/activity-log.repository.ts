@@ -1,43 +1,15 @@
 import { escapeLike } from '@repo/db';
-import { and, count, desc, eq, gte, like, lt, lte, type SQL } from 'drizzle-orm';
-import { alias, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { and, count, desc, eq, gte, like, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
 import { activityLog, users } from '../../db/schema/index.js';
-import type { RequestContext } from '../../lib/context.js';
+import { beforeBound, type UpperBound } from '../../lib/time-bounds.js';
 
-export interface ActivityEntry {
-  /** A verb in dotted form: `user.status_changed`, `prestataire.validated`. */
-  action: string;
-  subjectType: string;
-  subjectId: number | null;
-  before?: Record<string, unknown> | null;
-  after?: Record<string, unknown> | null;
-}
+export type NewActivityEntry = typeof activityLog.$inferInsert;
 
-/** Records who did what to which subject, in the caller's transaction so it commits with the change. */
-export async function recordActivity(db: DbTx, ctx: RequestContext, entry: ActivityEntry) {
-  await db.insert(activityLog).values({
-    actorId: ctx.actor?.userId ?? null,
-    actorRole: ctx.actor?.role ?? 'system',
-    action: entry.action,
-    subjectType: entry.subjectType,
-    subjectId: entry.subjectId,
-    before: entry.before ?? null,
-    after: entry.after ?? null,
-    ip: ctx.ip || null,
-    requestId: ctx.requestId,
-  });
-}
-
-/** An upper time bound: a date alone covers its whole day (UTC), so it is exclusive from the next midnight. */
-export interface UpperBound {
-  at: Date;
-  inclusive: boolean;
-}
-
-/** `column <= at` or `column < at`. */
-export function beforeBound(column: AnyPgColumn, bound: UpperBound): SQL {
-  return bound.inclusive ? lte(column, bound.at) : lt(column, bound.at);
+/** Appends one entry; the caller passes its transaction so the entry commits with the change. */
+export async function insertActivity(db: DbTx, entry: NewActivityEntry) {
+  await db.insert(activityLog).values(entry);
 }
 
 export interface ActivityFilters {

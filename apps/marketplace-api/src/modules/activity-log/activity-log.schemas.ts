@@ -1,6 +1,7 @@
 import { id, iso, paginatedEnvelope, paginationQuery, timestamp } from '@repo/schemas';
 import { z } from 'zod';
-import type { ActivityRow, UpperBound } from './activity-log.repository.js';
+import type { UpperBound } from '../../lib/time-bounds.js';
+import type { ActivityRow } from './activity-log.repository.js';
 
 const DAY_MS = 86_400_000;
 const isoDate = z.iso.date();

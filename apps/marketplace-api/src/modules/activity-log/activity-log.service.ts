@@ -2,7 +2,7 @@ import { pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import { listActivity, type ActivityFilters } from './activity-log.repository.js';
 
-/** Reading the audit trail; entries are written by each service through `recordActivity`. */
+/** Reading the audit trail; entries are written through the one recorder (`createActivityRecorder`). */
 export function createActivityLogService(deps: { db: DbTx }) {
   const { db } = deps;
   return {

@@ -1,8 +1,36 @@
-import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, exists, inArray, isNull, sql } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
-import { prestataireProfiles, users, type PrestataireProfile, type ValidationStatus } from '../../db/schema/index.js';
+import { prestataireProfiles, users, VALIDATION_STATUSES, type PrestataireProfile, type ValidationStatus } from '../../db/schema/index.js';
+import { defineStateMachine } from '../../lib/transitions.js';
 
 const livePrestataire = (userId: number) => and(eq(users.id, userId), eq(users.role, 'prestataire'), isNull(users.deletedAt));
+
+const qb = new QueryBuilder();
+
+/**
+ * A prestataire's validation (DESIGN.md §6), moved by `transition`: the profile keyed by its user
+ * id; a profile whose account is no live prestataire (deleted) is not found.
+ */
+export const validationMachine = defineStateMachine({
+  table: prestataireProfiles,
+  key: prestataireProfiles.userId,
+  state: prestataireProfiles.validationStatus,
+  states: VALIDATION_STATUSES,
+  scope: () =>
+    exists(
+      qb
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, prestataireProfiles.userId), eq(users.role, 'prestataire'), isNull(users.deletedAt))),
+    ),
+  label: 'Prestataire',
+  noun: 'prestataire',
+  stateName: 'validation status',
+  subjectType: 'user',
+  audit: (p) => ({ validation_status: p.validationStatus, validation_note: p.validationNote }),
+  stamp: () => ({ updatedAt: sql`now()` }),
+});
 
 /** A live prestataire account and its profile; any other id (client, admin, deleted) is not found. */
 export async function findPrestataire(db: DbTx, userId: number) {
@@ -12,21 +40,6 @@ export async function findPrestataire(db: DbTx, userId: number) {
     .innerJoin(prestataireProfiles, eq(prestataireProfiles.userId, users.id))
     .where(livePrestataire(userId))
     .limit(1);
-  return row;
-}
-
-/**
- * The prestataire's profile row, locked until the end of the transaction, so the status read as
- * "before" is the one the following update replaces.
- */
-export async function lockPrestataire(tx: DbTx, userId: number) {
-  const [row] = await tx
-    .select({ user: users, profile: prestataireProfiles })
-    .from(users)
-    .innerJoin(prestataireProfiles, eq(prestataireProfiles.userId, users.id))
-    .where(livePrestataire(userId))
-    .limit(1)
-    .for('update', { of: prestataireProfiles });
   return row;
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, iso, paginatedEnvelope } from '@repo/schemas';
 import { z } from 'zod';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { DocumentResponse, presentDocument } from '../documents/documents.schemas.js';
 import { presentUser } from '../users/users.schemas.js';
 import type { AdminPrestatairesService } from './admin-prestataires.service.js';
@@ -86,7 +86,7 @@ export function adminPrestatairesRoutes(deps: { adminPrestataires: AdminPrestata
         },
       },
       async (request) => {
-        const result = await service.validate(contextOf(request), request.params.prestataire, request.body?.note ?? null);
+        const result = await service.validate(actorOf(request), request.params.prestataire, request.body?.note ?? null);
         return {
           data: presentDecision(result),
           message: result.before === 'suspended' ? 'Prestataire reinstated' : 'Prestataire validated',
@@ -109,7 +109,7 @@ export function adminPrestatairesRoutes(deps: { adminPrestataires: AdminPrestata
         },
       },
       async (request) => {
-        const result = await service.reject(contextOf(request), request.params.prestataire, request.body.reason);
+        const result = await service.reject(actorOf(request), request.params.prestataire, request.body.reason);
         return { data: presentDecision(result), message: 'Prestataire rejected' };
       },
     );
@@ -129,7 +129,7 @@ export function adminPrestatairesRoutes(deps: { adminPrestataires: AdminPrestata
         },
       },
       async (request) => {
-        const result = await service.requestDocuments(contextOf(request), request.params.prestataire, request.body);
+        const result = await service.requestDocuments(actorOf(request), request.params.prestataire, request.body);
         return { data: presentDecision(result), message: 'Documents requested' };
       },
     );

@@ -12,7 +12,7 @@ import {
   type Role,
   type UserStatus,
 } from '../../db/schema/index.js';
-import { beforeBound, type UpperBound } from '../activity-log/activity-log.repository.js';
+import { beforeBound, type UpperBound } from '../../lib/time-bounds.js';
 import type { UserSort } from './admin-users.schemas.js';
 
 export interface UserFilters {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { presentActivity } from '../activity-log/activity-log.schemas.js';
 import {
   AdminUserDetailEnvelope,
@@ -54,7 +54,7 @@ export function adminUsersRoutes(deps: { adminUsers: AdminUsersService }): Fasti
         },
       },
       async (request, reply) => {
-        const { user, profile } = await deps.adminUsers.create(contextOf(request), request.body);
+        const { user, profile } = await deps.adminUsers.create(actorOf(request), request.body);
         return reply.status(201).send({ data: presentAdminUser(user, profile), message: 'Account created' });
       },
     );
@@ -97,7 +97,7 @@ export function adminUsersRoutes(deps: { adminUsers: AdminUsersService }): Fasti
         },
       },
       async (request) => {
-        const { user, profile } = await deps.adminUsers.update(contextOf(request), request.params.user, request.body);
+        const { user, profile } = await deps.adminUsers.update(actorOf(request), request.params.user, request.body);
         return { data: presentAdminUser(user, profile), message: 'Account updated' };
       },
     );
@@ -117,7 +117,7 @@ export function adminUsersRoutes(deps: { adminUsers: AdminUsersService }): Fasti
       },
       async (request) => {
         const { status, reason } = request.body;
-        const { user, profile } = await deps.adminUsers.setStatus(contextOf(request), request.params.user, status, reason || null);
+        const { user, profile } = await deps.adminUsers.setStatus(actorOf(request), request.params.user, status, reason || null);
         return { data: presentAdminUser(user, profile), message: 'Status updated' };
       },
     );
@@ -135,7 +135,7 @@ export function adminUsersRoutes(deps: { adminUsers: AdminUsersService }): Fasti
         },
       },
       async (request) => {
-        await deps.adminUsers.remove(contextOf(request), request.params.user);
+        await deps.adminUsers.remove(actorOf(request), request.params.user);
         return { message: 'Account deleted' };
       },
     );
@@ -154,7 +154,7 @@ export function adminUsersRoutes(deps: { adminUsers: AdminUsersService }): Fasti
         },
       },
       async (request) => {
-        await deps.adminUsers.warn(contextOf(request), request.params.user, request.body);
+        await deps.adminUsers.warn(actorOf(request), request.params.user, request.body);
         return { message: 'Warning sent' };
       },
     );

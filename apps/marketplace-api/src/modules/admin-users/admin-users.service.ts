@@ -4,15 +4,15 @@ import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { NewUser, User, UserStatus } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor, SystemActor } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { ActivityLogService } from '../activity-log/activity-log.service.js';
 import { ensureActiveAdminRemains, ensureNotSelf } from '../admins/admins.service.js';
-import { createEmailVerificationService } from '../email-verification/email-verification.service.js';
+import type { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import * as tokens from '../users/user-tokens.repository.js';
 import * as usersRepo from '../users/users.repository.js';
-import { createUsersService } from '../users/users.service.js';
+import type { UsersService } from '../users/users.service.js';
 import { accountInvitation, accountStatusChanged, accountWarning } from './admin-users.mail.js';
 import * as repo from './admin-users.repository.js';
 import type { CreateUserBody, ListUsersQuery, SendWarningBody, UpdateUserBody } from './admin-users.schemas.js';
@@ -29,7 +29,7 @@ function emailTaken(): AppError {
 }
 
 /**
- * The back office's management of accounts. Account changes go through the users service bound to
+ * The back office's management of accounts. Account changes go through the users service within
  * the transaction opened here, so that the admin-row lock, the change, its tokens and its activity
  * entries commit or roll back together; e-mails leave only after the commit.
  */
@@ -38,10 +38,13 @@ export function createAdminUsersService(deps: {
   mailer: Mailer;
   appUrl: string;
   sessionTtlDays: number;
+  users: UsersService;
+  /** The app's one instance, so its per-address send limit counts the links sent from here too. */
+  emailVerification: Pick<EmailVerificationService, 'sendLink'>;
   activityLog: ActivityLogService;
+  recorder: ActivityRecorder;
 }) {
-  const { db, mailer } = deps;
-  const emailVerification = createEmailVerificationService({ db, mailer, appUrl: deps.appUrl });
+  const { db, mailer, users, emailVerification, recorder } = deps;
 
   async function withProfile(user: User) {
     const profile = user.role === 'prestataire' ? await usersRepo.findProfile(db, user.id) : undefined;
@@ -87,31 +90,35 @@ export function createAdminUsersService(deps: {
      * Creates a client or prestataire account. Without a password the account cannot sign in until
      * its owner follows the e-mailed link, which sets one through the password-reset route.
      */
-    async create(ctx: RequestContext, body: CreateUserBody) {
+    async create(actor: Actor, body: CreateUserBody) {
       const invitation = body.password === undefined ? generateLinkToken() : null;
       const created = await withTransaction(db, async (tx) => {
-        const account = await createUsersService({ db: tx }).createAccount(ctx, {
-          role: body.role,
-          email: body.email,
-          password: body.password ?? null,
-          firstName: body.first_name,
-          lastName: body.last_name,
-          phone: body.phone ?? null,
-          lang: body.lang,
-          emailVerified: body.email_verified,
-          profile:
-            body.role === 'prestataire'
-              ? {
-                  businessName: body.business_name!,
-                  siret: body.siret!,
-                  address: body.address!,
-                  postalCode: body.postal_code!,
-                  city: body.city!,
-                  latitude: body.latitude ?? null,
-                  longitude: body.longitude ?? null,
-                }
-              : undefined,
-        });
+        const account = await users.createAccount(
+          actor,
+          {
+            role: body.role,
+            email: body.email,
+            password: body.password ?? null,
+            firstName: body.first_name,
+            lastName: body.last_name,
+            phone: body.phone ?? null,
+            lang: body.lang,
+            emailVerified: body.email_verified,
+            profile:
+              body.role === 'prestataire'
+                ? {
+                    businessName: body.business_name!,
+                    siret: body.siret!,
+                    address: body.address!,
+                    postalCode: body.postal_code!,
+                    city: body.city!,
+                    latitude: body.latitude ?? null,
+                    longitude: body.longitude ?? null,
+                  }
+                : undefined,
+          },
+          tx,
+        );
         if (invitation) {
           await tokens.issueToken(tx, {
             userId: account.user.id,
@@ -137,7 +144,7 @@ export function createAdminUsersService(deps: {
      * Changes the given fields of a live account and logs the changed ones. A new e-mail address is
      * unverified unless the administrator vouches for it, and links sent to the old one stop working.
      */
-    async update(ctx: RequestContext, userId: number, body: UpdateUserBody) {
+    async update(actor: Actor, userId: number, body: UpdateUserBody) {
       let outcome: { user: User; emailChanged: boolean };
       try {
         outcome = await withTransaction(db, async (tx) => {
@@ -174,7 +181,7 @@ export function createAdminUsersService(deps: {
           const user = await usersRepo.updateUser(tx, userId, changes);
           if (!user) throw AppError.notFound('User');
           if (emailChanged) await repo.deleteUserTokens(tx, userId);
-          await recordActivity(tx, ctx, { action: 'user.updated', subjectType: 'user', subjectId: userId, before, after });
+          await recorder.record(actor, 'user.updated', userSubject(userId), { before, after }, tx);
           return { user, emailChanged };
         });
       } catch (error) {
@@ -191,14 +198,14 @@ export function createAdminUsersService(deps: {
      * account's sessions at once. An administrator cannot change their own status, and the last
      * active administrator cannot be suspended or banned.
      */
-    async setStatus(ctx: RequestContext, userId: number, status: UserStatus, reason: string | null) {
-      ensureNotSelf(ctx, userId, 'You cannot change your own status');
+    async setStatus(actor: Actor | SystemActor, userId: number, status: UserStatus, reason: string | null) {
+      ensureNotSelf(actor, userId, 'You cannot change your own status');
       const { user, statusChanged } = await withTransaction(db, async (tx) => {
         const target = await findLive(tx, userId);
         // A repeated request (a double click) changes nothing and tells nobody twice.
         if (target.status === status && target.statusReason === reason) return { user: target, statusChanged: false };
-        if (target.role === 'admin' && status !== 'active') await ensureActiveAdminRemains(tx, ctx, userId);
-        const updated = await createUsersService({ db: tx }).setStatus(ctx, userId, status, reason);
+        if (target.role === 'admin' && status !== 'active') await ensureActiveAdminRemains(tx, actor, userId);
+        const updated = await users.setStatus(actor, userId, status, reason, tx);
         return { user: updated, statusChanged: target.status !== status };
       });
       if (statusChanged) {
@@ -208,17 +215,17 @@ export function createAdminUsersService(deps: {
     },
 
     /** Deletes an account by anonymising it; never one's own, never the last active administrator. */
-    async remove(ctx: RequestContext, userId: number) {
-      ensureNotSelf(ctx, userId, 'You cannot delete your own account from the back office');
+    async remove(actor: Actor | SystemActor, userId: number) {
+      ensureNotSelf(actor, userId, 'You cannot delete your own account from the back office');
       await withTransaction(db, async (tx) => {
         const target = await findLive(tx, userId);
-        if (target.role === 'admin') await ensureActiveAdminRemains(tx, ctx, userId);
-        await createUsersService({ db: tx }).anonymise(ctx, userId);
+        if (target.role === 'admin') await ensureActiveAdminRemains(tx, actor, userId);
+        await users.anonymise(actor, userId, tx);
       });
     },
 
     /** E-mails the administrator's warning to the user and leaves it in their notifications. */
-    async warn(ctx: RequestContext, userId: number, body: SendWarningBody) {
+    async warn(actor: Actor, userId: number, body: SendWarningBody) {
       const { user, notification } = await withTransaction(db, async (tx) => {
         const target = await findLive(tx, userId);
         const row = await repo.insertNotification(tx, {
@@ -227,12 +234,13 @@ export function createAdminUsersService(deps: {
           title: body.subject,
           body: body.message,
         });
-        await recordActivity(tx, ctx, {
-          action: 'user.warned',
-          subjectType: 'user',
-          subjectId: userId,
-          after: { subject: body.subject, message: body.message, notification_id: row.id },
-        });
+        await recorder.record(
+          actor,
+          'user.warned',
+          userSubject(userId),
+          { after: { subject: body.subject, message: body.message, notification_id: row.id } },
+          tx,
+        );
         return { user: target, notification: row };
       });
       mailer.send(accountWarning, { email: user.email, lang: user.lang }, { firstName: user.firstName, subject: body.subject, message: body.message });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { AdminUserEnvelope, AdminUserListEnvelope, presentAdminUser, UserParams } from '../admin-users/admin-users.schemas.js';
 import { CreateAdminBody, ListAdminsQuery } from './admins.schemas.js';
 import type { AdminsService } from './admins.service.js';
@@ -43,7 +43,7 @@ export function adminsRoutes(deps: { admins: AdminsService }): FastifyPluginAsyn
         },
       },
       async (request, reply) => {
-        const user = await deps.admins.create(contextOf(request), request.body);
+        const user = await deps.admins.create(actorOf(request), request.body);
         return reply.status(201).send({ data: presentAdminUser(user), message: 'Administrator created' });
       },
     );
@@ -61,7 +61,7 @@ export function adminsRoutes(deps: { admins: AdminsService }): FastifyPluginAsyn
         },
       },
       async (request) => {
-        await deps.admins.remove(contextOf(request), request.params.user);
+        await deps.admins.remove(actorOf(request), request.params.user);
         return { message: 'Administrator deleted' };
       },
     );

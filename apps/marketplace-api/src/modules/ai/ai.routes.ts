@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, messageEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { CacheParams, iso, StatsQuery, StatsResponse, SuggestBody, SuggestResponse } from './ai.schemas.js';
 import type { AiService } from './ai.service.js';
 import type { SuggestionsService } from './suggestions.service.js';
@@ -23,9 +23,8 @@ export function aiRoutes(deps: { ai: AiService; suggestions: SuggestionsService;
         },
       },
       async (request) => {
-        const ctx = contextOf(request);
         const lang = request.body.lang ?? (request.headers['accept-language']?.toLowerCase().startsWith('en') ? 'en' : 'fr');
-        return { data: await deps.suggestions.suggest(ctx, { description: request.body.description, vehicle_id: request.body.vehicle_id, lang }) };
+        return { data: await deps.suggestions.suggest(actorOf(request), { description: request.body.description, vehicle_id: request.body.vehicle_id, lang }) };
       },
     );
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@repo/http';
-import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import type { DbTx } from '../../db/index.js';
-import { vehicles, type Lang } from '../../db/schema/index.js';
+import type { Lang } from '../../db/schema/index.js';
 import { RepairDataUnavailableError, type RepairDataProvider, type RepairTask } from '../../integrations/repairdata/repairdata.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
+import { findOwnVehicle } from '../vehicles/vehicles.repository.js';
 import * as repo from './ai.repository.js';
 import type { AiService } from './ai.service.js';
 import { normalise, rank } from './text-match.js';
@@ -37,13 +37,10 @@ const BUILTIN_EXPLANATION: Record<Lang, (n: number) => string> = {
 export function createSuggestionsService(deps: { db: DbTx; ai: AiService; repairData: RepairDataProvider }) {
   const { db, ai, repairData } = deps;
 
-  async function tasksFor(ctx: RequestContext, vehicleId: number | undefined) {
+  async function tasksFor(actor: Actor, vehicleId: number | undefined) {
     if (vehicleId === undefined) return { repairVehicleId: null, tasks: [] as RepairTask[] };
-    const [vehicle] = await db
-      .select({ repairdataVehicleId: vehicles.repairdataVehicleId })
-      .from(vehicles)
-      .where(and(eq(vehicles.id, vehicleId), eq(vehicles.ownerId, ctx.actor?.userId ?? 0), isNull(vehicles.deletedAt)))
-      .limit(1);
+    // Only the caller's own vehicle: anyone else's is not found.
+    const vehicle = await findOwnVehicle(db, actor.userId, vehicleId);
     if (!vehicle) throw AppError.notFound('Vehicle');
     if (!vehicle.repairdataVehicleId) return { repairVehicleId: null, tasks: [] };
     try {
@@ -56,8 +53,8 @@ export function createSuggestionsService(deps: { db: DbTx; ai: AiService; repair
   }
 
   return {
-    async suggest(ctx: RequestContext, body: { description: string; vehicle_id?: number; lang: Lang }) {
-      const [catalogue, { repairVehicleId, tasks }] = await Promise.all([repo.activeServices(db), tasksFor(ctx, body.vehicle_id)]);
+    async suggest(actor: Actor, body: { description: string; vehicle_id?: number; lang: Lang }) {
+      const [catalogue, { repairVehicleId, tasks }] = await Promise.all([repo.activeServices(db), tasksFor(actor, body.vehicle_id)]);
       const catalogueVersion = createHash('sha256')
         .update(catalogue.map((s) => `${s.id}:${s.name}`).join('|'))
         .digest('hex')

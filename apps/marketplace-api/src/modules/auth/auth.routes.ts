@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
 import type { FastifyRequest } from 'fastify';
 import type { PrestataireProfile, User } from '../../db/schema/index.js';
-import { contextOf } from '../../lib/context.js';
+import { actorOf, anonymousOf } from '../../lib/context.js';
 import { presentUser } from '../users/users.schemas.js';
 import { AuthResponse, ChangePasswordBody, LoginBody, RegisterClientBody, RegisterPrestataireBody } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
@@ -28,7 +28,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
         },
       },
       async (request, reply) => {
-        const { user, profile } = await deps.auth.registerClient(contextOf(request), request.body);
+        const { user, profile } = await deps.auth.registerClient(anonymousOf(request), request.body);
         return reply.status(201).send({
           data: await signedIn(request, user, profile),
           message: 'Account created; a link to confirm your e-mail address has been sent',
@@ -51,7 +51,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
         },
       },
       async (request, reply) => {
-        const { user, profile } = await deps.auth.registerPrestataire(contextOf(request), request.body);
+        const { user, profile } = await deps.auth.registerPrestataire(anonymousOf(request), request.body);
         return reply.status(201).send({
           data: await signedIn(request, user, profile),
           message: 'Account created; your business profile awaits validation and a link to confirm your e-mail address has been sent',
@@ -72,7 +72,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        const { user, profile } = await deps.auth.login(contextOf(request), request.body, { prestataireOnly: false });
+        const { user, profile } = await deps.auth.login(anonymousOf(request), request.body, { prestataireOnly: false });
         return { data: await signedIn(request, user, profile) };
       },
     );
@@ -90,7 +90,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        const { user, profile } = await deps.auth.login(contextOf(request), request.body, { prestataireOnly: true });
+        const { user, profile } = await deps.auth.login(anonymousOf(request), request.body, { prestataireOnly: true });
         return { data: await signedIn(request, user, profile) };
       },
     );
@@ -108,7 +108,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        await deps.auth.logout(contextOf(request));
+        await deps.auth.logout(actorOf(request));
         return { message: 'Signed out' };
       },
     );
@@ -129,7 +129,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        await deps.auth.changePassword(contextOf(request), request.body);
+        await deps.auth.changePassword(actorOf(request), request.body);
         return { message: 'Password changed; your other sessions have been signed out' };
       },
     );

@@ -1,11 +1,11 @@
-import { hashPassword, verifyAgainstDecoy, verifyPassword, type Actor, type LoginThrottle, type SessionStore } from '@repo/auth';
+import { hashPassword, verifyAgainstDecoy, verifyPassword, type LoginThrottle, type SessionStore } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
-import type { RequestContext } from '../../lib/context.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { Actor, Anonymous } from '../../lib/context.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import * as usersRepo from '../users/users.repository.js';
 import type { NewAccount, UsersService } from '../users/users.service.js';
@@ -18,11 +18,6 @@ export const RECENT_SIGN_IN_MS = 15 * 60_000;
 
 const BAD_CREDENTIALS = 'These credentials do not match our records';
 
-function actorOf(ctx: RequestContext): Actor {
-  if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-  return ctx.actor;
-}
-
 export function createAuthService(deps: {
   db: DbTx;
   users: UsersService;
@@ -30,11 +25,12 @@ export function createAuthService(deps: {
   sessions: SessionStore;
   mailer: Mailer;
   emailVerification: EmailVerificationService;
+  recorder: ActivityRecorder;
 }) {
   const { db, throttle } = deps;
 
-  async function register(ctx: RequestContext, account: NewAccount) {
-    const created = await deps.users.createAccount(ctx, account);
+  async function register(visitor: Anonymous, account: NewAccount) {
+    const created = await deps.users.createAccount(visitor, account);
     await deps.emailVerification.sendLink(created.user);
     return created;
   }
@@ -46,14 +42,13 @@ export function createAuthService(deps: {
    * the moment its token was issued, held server-side so it cannot be forged.
    */
   async function reauthenticate(
-    ctx: RequestContext,
+    actor: Actor,
     user: User,
     password: string | undefined,
     field: string,
     opts: { recentSignInMs?: number } = {},
   ) {
     const recentMs = opts.recentSignInMs ?? RECENT_SIGN_IN_MS;
-    const actor = actorOf(ctx);
     if (user.passwordHash) {
       if (!password) throw AppError.validation({ [field]: ['Required'] });
       // Counted per session, not per address: whoever holds a stolen token may change addresses
@@ -75,8 +70,8 @@ export function createAuthService(deps: {
   }
 
   return {
-    registerClient(ctx: RequestContext, body: RegisterClientBody) {
-      return register(ctx, {
+    registerClient(visitor: Anonymous, body: RegisterClientBody) {
+      return register(visitor, {
         role: 'client',
         email: body.email,
         password: body.password,
@@ -88,7 +83,7 @@ export function createAuthService(deps: {
     },
 
     /** A prestataire and its business profile, which waits in validation `pending` for an admin. */
-    async registerPrestataire(ctx: RequestContext, body: RegisterPrestataireBody) {
+    async registerPrestataire(visitor: Anonymous, body: RegisterPrestataireBody) {
       let place = { city: body.city ?? '', cityId: null as number | null, latitude: body.latitude ?? null, longitude: body.longitude ?? null };
       if (body.city_id !== undefined) {
         const city = await repo.findCity(db, body.city_id);
@@ -101,7 +96,7 @@ export function createAuthService(deps: {
           longitude: place.longitude ?? city.longitude,
         };
       }
-      return register(ctx, {
+      return register(visitor, {
         role: 'prestataire',
         email: body.email,
         password: body.password,
@@ -118,15 +113,15 @@ export function createAuthService(deps: {
      * is checked against a decoy hash), so the answer never tells whether an account exists; the
      * account's state is told only to whoever proved the password.
      */
-    async login(ctx: RequestContext, body: LoginBody, opts: { prestataireOnly: boolean }) {
-      throttle.check(body.email, ctx.ip);
+    async login(visitor: Anonymous, body: LoginBody, opts: { prestataireOnly: boolean }) {
+      throttle.check(body.email, visitor.ip);
       const user = await usersRepo.findUserByEmail(db, body.email);
       const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, body.password) : await verifyAgainstDecoy(body.password);
       if (!user || !ok || user.deletedAt) {
-        throttle.fail(body.email, ctx.ip);
+        throttle.fail(body.email, visitor.ip);
         throw new AppError('unauthenticated', BAD_CREDENTIALS);
       }
-      throttle.succeed(body.email, ctx.ip);
+      throttle.succeed(body.email, visitor.ip);
       if (user.status === 'banned') throw new AppError('forbidden', 'This account has been banned');
       if (user.status === 'suspended') throw new AppError('forbidden', 'This account is suspended; contact support');
       if (opts.prestataireOnly && user.role !== 'prestataire') {
@@ -137,7 +132,7 @@ export function createAuthService(deps: {
       return { user, profile: profile ?? null };
     },
 
-    logout: (ctx: RequestContext) => deps.sessions.revoke(actorOf(ctx).sessionId),
+    logout: (actor: Actor) => deps.sessions.revoke(actor.sessionId),
 
     reauthenticate,
 
@@ -145,11 +140,10 @@ export function createAuthService(deps: {
      * Sets a new password and signs out every other session (a thief's included); the current
      * one stays. A social-only account sets its first password here.
      */
-    async changePassword(ctx: RequestContext, body: ChangePasswordBody) {
-      const actor = actorOf(ctx);
+    async changePassword(actor: Actor, body: ChangePasswordBody) {
       const user = await usersRepo.findUserById(db, actor.userId);
       if (!user || user.deletedAt) throw new AppError('unauthenticated', 'The session has ended; sign in again');
-      await reauthenticate(ctx, user, body.current_password, 'current_password');
+      await reauthenticate(actor, user, body.current_password, 'current_password');
       if (user.passwordHash && body.password === body.current_password) {
         throw AppError.validation({ password: ['Must differ from the current password'] });
       }
@@ -160,13 +154,13 @@ export function createAuthService(deps: {
         }
         await repo.deletePasswordResetTokens(tx, user.id);
         await usersRepo.revokeUserSessions(tx, user.id, actor.sessionId);
-        await recordActivity(tx, ctx, {
-          action: 'user.password_changed',
-          subjectType: 'user',
-          subjectId: user.id,
-          before: { has_password: user.passwordHash !== null },
-          after: { has_password: true },
-        });
+        await deps.recorder.record(
+          actor,
+          'user.password_changed',
+          userSubject(user.id),
+          { before: { has_password: user.passwordHash !== null }, after: { has_password: true } },
+          tx,
+        );
       });
       deps.mailer.send(passwordChangedNotice, { email: user.email, lang: user.lang }, { firstName: user.firstName });
     },

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, paginatedEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { DecisionResponse, PrestataireParams, presentDecision } from '../admin-prestataires/admin-prestataires.schemas.js';
 import { presentDocument } from '../documents/documents.schemas.js';
 import type { ComplianceService } from './compliance.service.js';
@@ -53,7 +53,7 @@ export function complianceRoutes(deps: { compliance: ComplianceService }): Fasti
         },
       },
       async (request) => {
-        const result = await deps.compliance.suspend(contextOf(request), request.params.prestataire, request.body.reason);
+        const result = await deps.compliance.suspend(actorOf(request), request.params.prestataire, request.body.reason);
         return { data: presentDecision(result), message: 'Prestataire suspended' };
       },
     );

@@ -1,14 +1,15 @@
 import { pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import { addDays, type Clock } from '../../lib/time.js';
+import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { moveValidation } from '../admin-prestataires/admin-prestataires.service.js';
 import { prestataireSuspendedMail } from './compliance.mail.js';
 import * as repo from './compliance.repository.js';
 
 /** Keeping validated prestataires compliant: documents running out, and suspension. */
-export function createComplianceService(deps: { db: DbTx; mailer: Mailer; clock: Clock }) {
+export function createComplianceService(deps: { db: DbTx; mailer: Mailer; clock: Clock; recorder: ActivityRecorder }) {
   const { db, mailer, clock } = deps;
   return {
     /** Documents expiring within `days` days or already expired, soonest first. */
@@ -22,13 +23,13 @@ export function createComplianceService(deps: { db: DbTx; mailer: Mailer; clock:
      * Suspends a validated prestataire: search and new requests stop seeing it at once, since they
      * only consider `validated` profiles. The validate route lifts it.
      */
-    async suspend(ctx: RequestContext, prestataireId: number, reason: string) {
-      const result = await moveValidation(db, ctx, prestataireId, {
+    async suspend(actor: Actor, prestataireId: number, reason: string) {
+      const result = await moveValidation(deps, actor, prestataireId, {
         verb: 'suspend',
         from: ['validated'],
         to: 'suspended',
-        action: () => 'prestataire.suspended',
-        change: () => ({ validationNote: reason, suspendedAt: new Date() }),
+        action: 'prestataire.suspended',
+        set: () => ({ validationNote: reason, suspendedAt: new Date() }),
       });
       mailer.send(prestataireSuspendedMail, { email: result.user.email, lang: result.user.lang }, {
         firstName: result.user.firstName,

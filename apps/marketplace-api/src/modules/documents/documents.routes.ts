@@ -2,7 +2,7 @@ import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, messageEnvelope } from '@repo/schemas';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { DOCUMENT_TYPES as DOCUMENT_FILE_TYPES, parseFields, readMultipart } from '../../lib/uploads.js';
 import type { DocumentsService, DocumentUpload } from './documents.service.js';
 import {
@@ -58,7 +58,7 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
         },
       },
       async (request) => {
-        const o = await deps.documents.overview(contextOf(request));
+        const o = await deps.documents.overview(actorOf(request));
         return {
           data: {
             documents: o.docs.map((d) => presentDocument(d, o.today)),
@@ -87,7 +87,7 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
       },
       async (request, reply) => {
         const upload = await readDocumentUpload(request);
-        const { doc, today } = await deps.documents.uploadOwn(contextOf(request), upload);
+        const { doc, today } = await deps.documents.uploadOwn(actorOf(request), upload);
         return reply.status(201).send({ data: presentDocument(doc, today), message: 'Document uploaded' });
       },
     );
@@ -106,7 +106,7 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
         },
       },
       async (request) => {
-        await deps.documents.removeOwn(contextOf(request), request.params.document);
+        await deps.documents.removeOwn(actorOf(request), request.params.document);
         return { message: 'Document deleted' };
       },
     );
@@ -125,7 +125,7 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
         },
       },
       async (request, reply) => {
-        const { doc, file } = await deps.documents.openForDownload(contextOf(request), request.params.document);
+        const { doc, file } = await deps.documents.openForDownload(actorOf(request), request.params.document);
         return reply
           .header('content-type', doc.mimeType)
           .header('content-length', String(file.size))
@@ -153,7 +153,7 @@ export function documentsRoutes(deps: { documents: DocumentsService }): FastifyP
       },
       async (request, reply) => {
         const upload = await readDocumentUpload(request);
-        const { doc, today } = await deps.documents.fileOnUser(contextOf(request), request.params.user, upload);
+        const { doc, today } = await deps.documents.fileOnUser(actorOf(request), request.params.user, upload);
         return reply.status(201).send({ data: presentDocument(doc, today), message: 'Document filed' });
       },
     );

@@ -1,25 +1,20 @@
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
-import { and, eq, isNull } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { users, type Document } from '../../db/schema/index.js';
+import type { Document } from '../../db/schema/index.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
 import type { UploadedFile } from '../../lib/uploads.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { findPrestataire, moveValidationStatus } from '../admin-prestataires/admin-prestataires.repository.js';
+import { findUserById } from '../users/users.repository.js';
 import * as repo from './documents.repository.js';
 import { MAX_DOCUMENTS_PER_USER, requiredChecklist, type DocumentFields } from './documents.schemas.js';
 
 export interface DocumentUpload {
   fields: DocumentFields;
   file: UploadedFile;
-}
-
-function actorId(ctx: RequestContext): number {
-  if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-  return ctx.actor.userId;
 }
 
 /** What the activity log keeps of a document (never its storage key). */
@@ -39,8 +34,8 @@ export function auditDocument(doc: Document): Record<string, unknown> {
  * Compliance documents: a prestataire's own uploads, files an admin puts on any account, and the
  * admin's downloads. Files are stored under `private/`, which the public media route never serves.
  */
-export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock: Clock }) {
-  const { db, storage, clock } = deps;
+export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock: Clock; recorder: ActivityRecorder }) {
+  const { db, storage, clock, recorder } = deps;
 
   /**
    * Writes the file, then its row (and, for a prestataire asked for documents, its return to the
@@ -54,7 +49,7 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
     return today;
   }
 
-  async function store(ctx: RequestContext, userId: number, upload: DocumentUpload, today: string, log: (tx: DbTx, doc: Document) => Promise<void>) {
+  async function store(actor: Actor, userId: number, upload: DocumentUpload, today: string, log: (tx: DbTx, doc: Document) => Promise<void>) {
     if ((await repo.countUserDocuments(db, userId)) >= MAX_DOCUMENTS_PER_USER) {
       throw new AppError('conflict', `An account holds at most ${MAX_DOCUMENTS_PER_USER} documents; delete outdated ones first`);
     }
@@ -70,19 +65,19 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
           mimeType: upload.file.mimeType,
           sizeBytes: upload.file.buffer.length,
           expiresOn: upload.fields.expires_on ?? null,
-          uploadedBy: actorId(ctx),
+          uploadedBy: actor.userId,
         });
         await log(tx, doc);
         // Documents arriving for a prestataire who was asked for them put it back in the queue.
         const resubmitted = await moveValidationStatus(tx, userId, ['documents_requested'], { validationStatus: 'pending' });
         if (resubmitted) {
-          await recordActivity(tx, ctx, {
-            action: 'prestataire.documents_submitted',
-            subjectType: 'user',
-            subjectId: userId,
-            before: { validation_status: 'documents_requested' },
-            after: { validation_status: 'pending', document_id: doc.id, type: doc.type },
-          });
+          await recorder.record(
+            actor,
+            'prestataire.documents_submitted',
+            userSubject(userId),
+            { before: { validation_status: 'documents_requested' }, after: { validation_status: 'pending', document_id: doc.id, type: doc.type } },
+            tx,
+          );
         }
         return doc;
       });
@@ -95,8 +90,8 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
 
   return {
     /** The signed-in prestataire's documents, checklist and validation status. */
-    async overview(ctx: RequestContext) {
-      const userId = actorId(ctx);
+    async overview(actor: Actor) {
+      const userId = actor.userId;
       const found = await findPrestataire(db, userId);
       if (!found) throw AppError.notFound('Prestataire profile');
       const docs = await repo.listUserDocuments(db, userId);
@@ -105,19 +100,19 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
     },
 
     /** A prestataire files one of its own documents. */
-    async uploadOwn(ctx: RequestContext, upload: DocumentUpload) {
-      const userId = actorId(ctx);
+    async uploadOwn(actor: Actor, upload: DocumentUpload) {
+      const userId = actor.userId;
       const today = checkExpiry(upload);
       if (!(await findPrestataire(db, userId))) throw AppError.notFound('Prestataire profile');
-      return store(ctx, userId, upload, today, async () => {});
+      return store(actor, userId, upload, today, async () => {});
     },
 
     /**
      * A prestataire deletes one of its documents. Someone else's is not found; one an admin filed
      * on the account is part of the platform's records and stays.
      */
-    async removeOwn(ctx: RequestContext, documentId: number) {
-      const userId = actorId(ctx);
+    async removeOwn(actor: Actor, documentId: number) {
+      const userId = actor.userId;
       const doc = await withTransaction(db, async (tx) => {
         const existing = await repo.findUserDocument(tx, userId, documentId);
         if (!existing) throw AppError.notFound('Document');
@@ -127,23 +122,19 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
         const deleted = await repo.deleteUserDocument(tx, userId, documentId);
         if (!deleted) throw AppError.notFound('Document');
         // The row goes; the log keeps what was on file, for compliance reviews.
-        await recordActivity(tx, ctx, { action: 'document.deleted', subjectType: 'user', subjectId: userId, before: auditDocument(deleted) });
+        await recorder.record(actor, 'document.deleted', userSubject(userId), { before: auditDocument(deleted) }, tx);
         return deleted;
       });
       await storage.remove(doc.storageKey);
     },
 
     /** An admin files a document on any live account. */
-    async fileOnUser(ctx: RequestContext, userId: number, upload: DocumentUpload) {
+    async fileOnUser(actor: Actor, userId: number, upload: DocumentUpload) {
       const today = checkExpiry(upload);
-      const [user] = await db
-        .select({ id: users.id })
-        .from(users)
-        .where(and(eq(users.id, userId), isNull(users.deletedAt)))
-        .limit(1);
-      if (!user) throw AppError.notFound('User');
-      return store(ctx, userId, upload, today, (tx, doc) =>
-        recordActivity(tx, ctx, { action: 'user.document_added', subjectType: 'user', subjectId: userId, after: auditDocument(doc) }),
+      const user = await findUserById(db, userId);
+      if (!user || user.deletedAt) throw AppError.notFound('User');
+      return store(actor, userId, upload, today, (tx, doc) =>
+        recorder.record(actor, 'user.document_added', userSubject(userId), { after: auditDocument(doc) }, tx),
       );
     },
 
@@ -151,19 +142,14 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
     listFor: (userId: number) => repo.listUserDocuments(db, userId),
 
     /** The document and its bytes for an admin; a row whose file is gone is not found either. */
-    async openForDownload(ctx: RequestContext, documentId: number) {
+    async openForDownload(actor: Actor, documentId: number) {
       const doc = await repo.findDocument(db, documentId);
       if (!doc) throw AppError.notFound('Document');
       const file = await storage.open(doc.storageKey);
       if (!file) throw AppError.notFound('Document file');
       try {
         // Identity papers are personal data: who read them is kept.
-        await recordActivity(db, ctx, {
-          action: 'document.downloaded',
-          subjectType: 'user',
-          subjectId: doc.userId,
-          after: { document_id: doc.id, type: doc.type },
-        });
+        await recorder.record(actor, 'document.downloaded', userSubject(doc.userId), { after: { document_id: doc.id, type: doc.type } });
       } catch (error) {
         file.stream.destroy();
         throw error;

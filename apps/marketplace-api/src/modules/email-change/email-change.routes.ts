@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { anonymousOf } from '../../lib/context.js';
 import { RevertEmailChangeBody } from './email-change.schemas.js';
 import type { EmailChangeService } from './email-change.service.js';
 
@@ -25,7 +25,7 @@ export function emailChangeRoutes(deps: { emailChange: EmailChangeService }): Fa
         },
       },
       async (request) => {
-        await deps.emailChange.revert(contextOf(request), request.body.token);
+        await deps.emailChange.revert(anonymousOf(request), request.body.token);
         return { message: 'The former e-mail address is restored; every session has been signed out and a link to choose a new password has been sent' };
       },
     );

@@ -4,9 +4,9 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import { TOKEN_PURPOSES, type User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor, Anonymous } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { invalidLink } from '../email-verification/one-time-codes.js';
 import { RESET_LINK_TTL_MINUTES } from '../password-reset/password-reset.service.js';
 import * as tokens from '../users/user-tokens.repository.js';
@@ -30,8 +30,8 @@ function addressTaken(): AppError {
  * and the former address is told at once with an undo link that restores it, signs every session
  * out and requires a new password, so a stolen session cannot turn into a permanent takeover.
  */
-export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUrl: string }) {
-  const { db, mailer } = deps;
+export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUrl: string; recorder: ActivityRecorder }) {
+  const { db, mailer, recorder } = deps;
 
   return {
     /**
@@ -39,7 +39,7 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
      * e-mail once it commits. The undo link already sent for an earlier change, while alive, is
      * kept rather than replaced: the address the owner had first stays restorable.
      */
-    async request(tx: DbTx, ctx: RequestContext, user: User, newEmail: string) {
+    async request(actor: Actor, user: User, newEmail: string, tx: DbTx) {
       const confirmToken = generateLinkToken();
       await tokens.issueToken(tx, {
         userId: user.id,
@@ -60,13 +60,13 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
         });
       }
       const updated = await usersRepo.updateUser(tx, user.id, { pendingEmail: newEmail });
-      await recordActivity(tx, ctx, {
-        action: 'user.email_change_requested',
-        subjectType: 'user',
-        subjectId: user.id,
-        before: { email: user.email, pending_email: user.pendingEmail },
-        after: { pending_email: newEmail },
-      });
+      await recorder.record(
+        actor,
+        'user.email_change_requested',
+        userSubject(user.id),
+        { before: { email: user.email, pending_email: user.pendingEmail }, after: { pending_email: newEmail } },
+        tx,
+      );
       return {
         user: updated!,
         notify() {
@@ -79,16 +79,16 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
     },
 
     /** Drops a pending change (the owner asked for the current address again); the undo link stays. */
-    async cancel(tx: DbTx, ctx: RequestContext, user: User) {
+    async cancel(actor: Actor, user: User, tx: DbTx) {
       await tokens.deleteTokens(tx, user.id, ['email_change_confirm']);
       const updated = await usersRepo.updateUser(tx, user.id, { pendingEmail: null });
-      await recordActivity(tx, ctx, {
-        action: 'user.email_change_cancelled',
-        subjectType: 'user',
-        subjectId: user.id,
-        before: { pending_email: user.pendingEmail },
-        after: { pending_email: null },
-      });
+      await recorder.record(
+        actor,
+        'user.email_change_cancelled',
+        userSubject(user.id),
+        { before: { pending_email: user.pendingEmail }, after: { pending_email: null } },
+        tx,
+      );
       return updated!;
     },
 
@@ -102,7 +102,7 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
      * e-mail, verified. Undefined when the token is no confirmation link at all (the caller tries
      * its other kinds); 422 when it was one for a change asked for earlier and since replaced.
      */
-    confirm(ctx: RequestContext, token: string): Promise<User | undefined> {
+    confirm(visitor: Anonymous, token: string): Promise<User | undefined> {
       return withTransaction(db, async (tx) => {
         const change = await tokens.redeemEmailTokenByHash(tx, 'email_change_confirm', hashToken(token));
         if (!change) return undefined;
@@ -124,13 +124,7 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
           'password_reset_otp',
           'password_reset_grant',
         ]);
-        await recordActivity(tx, ctx, {
-          action: 'user.email_changed',
-          subjectType: 'user',
-          subjectId: change.userId,
-          before: { email: before?.email },
-          after: { email: updated.email },
-        });
+        await recorder.record(visitor, 'user.email_changed', userSubject(change.userId), { before: { email: before?.email }, after: { email: updated.email } }, tx);
         return updated;
       });
     },
@@ -140,7 +134,7 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
      * session ends, the password and any social identity are unlinked, every other link or code
      * dies, and a password reset link goes to the restored address.
      */
-    async revert(ctx: RequestContext, token: string) {
+    async revert(visitor: Anonymous, token: string) {
       const user = await withTransaction(db, async (tx) => {
         const undo = await tokens.redeemEmailTokenByHash(tx, 'email_change_revert', hashToken(token));
         if (!undo) throw invalidLink();
@@ -153,13 +147,16 @@ export function createEmailChangeService(deps: { db: DbTx; mailer: Mailer; appUr
         if (!restored) throw invalidLink();
         await tokens.deleteTokens(tx, undo.userId, TOKEN_PURPOSES);
         await usersRepo.revokeUserSessions(tx, undo.userId);
-        await recordActivity(tx, ctx, {
-          action: 'user.email_change_reverted',
-          subjectType: 'user',
-          subjectId: undo.userId,
-          before: { email: before.email, pending_email: before.pendingEmail, has_password: before.passwordHash !== null },
-          after: { email: restored.email, pending_email: null, has_password: false },
-        });
+        await recorder.record(
+          visitor,
+          'user.email_change_reverted',
+          userSubject(undo.userId),
+          {
+            before: { email: before.email, pending_email: before.pendingEmail, has_password: before.passwordHash !== null },
+            after: { email: restored.email, pending_email: null, has_password: false },
+          },
+          tx,
+        );
         return restored;
       });
       const resetToken = generateLinkToken();

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, iso, messageEnvelope } from '@repo/schemas';
 import { z } from 'zod';
 import type { User } from '../../db/schema/index.js';
-import { contextOf } from '../../lib/context.js';
+import { anonymousOf } from '../../lib/context.js';
 import {
   ConfirmEmailBody,
   EmailBody,
@@ -36,7 +36,7 @@ export function emailVerificationRoutes(deps: { emailVerification: EmailVerifica
           response: { 200: EmailVerifiedResponse, ...errorResponses(422, 429) },
         },
       },
-      async (request) => verified(await emailVerification.confirmLink(contextOf(request), request.query.token)),
+      async (request) => verified(await emailVerification.confirmLink(anonymousOf(request), request.query.token)),
     );
 
     app.head(
@@ -68,7 +68,7 @@ export function emailVerificationRoutes(deps: { emailVerification: EmailVerifica
           response: { 200: EmailVerifiedResponse, ...errorResponses(400, 422, 429) },
         },
       },
-      async (request) => verified(await emailVerification.confirmLink(contextOf(request), request.body.token)),
+      async (request) => verified(await emailVerification.confirmLink(anonymousOf(request), request.body.token)),
     );
 
     app.post(
@@ -119,7 +119,7 @@ export function emailVerificationRoutes(deps: { emailVerification: EmailVerifica
           response: { 200: EmailVerifiedResponse, ...errorResponses(400, 422, 429) },
         },
       },
-      async (request) => verified(await emailVerification.confirmOtp(contextOf(request), request.body.email, request.body.otp)),
+      async (request) => verified(await emailVerification.confirmOtp(anonymousOf(request), request.body.email, request.body.otp)),
     );
   };
 }

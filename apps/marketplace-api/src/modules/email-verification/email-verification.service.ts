@@ -3,9 +3,9 @@ import { withTransaction } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Anonymous } from '../../lib/context.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { EmailChangeService } from '../email-change/email-change.service.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
 import * as tokens from '../users/user-tokens.repository.js';
 import * as usersRepo from '../users/users.repository.js';
 import { verifyEmailLink, verifyEmailOtp } from './email-verification.mail.js';
@@ -19,6 +19,7 @@ export function createEmailVerificationService(deps: {
   db: DbTx;
   mailer: Mailer;
   appUrl: string;
+  recorder: ActivityRecorder;
   /** A link sent to the new address of an e-mail change is confirmed by the same routes. */
   emailChange?: Pick<EmailChangeService, 'confirm' | 'isLiveConfirmation'>;
 }) {
@@ -35,16 +36,11 @@ export function createEmailVerificationService(deps: {
    * Marks the address verified and logs it the first time; a second verification (a link and a
    * code both used, or a link kept after verifying) is a quiet success.
    */
-  function markVerified(tx: DbTx, ctx: RequestContext, userId: number, method: 'link' | 'otp') {
+  function markVerified(visitor: Anonymous, userId: number, method: 'link' | 'otp', tx: DbTx) {
     return withTransaction(tx, async (inner) => {
       const updated = await repo.markEmailVerified(inner, userId);
       if (updated) {
-        await recordActivity(inner, ctx, {
-          action: 'user.email_verified',
-          subjectType: 'user',
-          subjectId: userId,
-          after: { email: updated.email, method },
-        });
+        await deps.recorder.record(visitor, 'user.email_verified', userSubject(userId), { after: { email: updated.email, method } }, inner);
         return updated;
       }
       const user = await usersRepo.findUserById(inner, userId);
@@ -89,21 +85,21 @@ export function createEmailVerificationService(deps: {
      * Spends the link and verifies its account's address, both or neither; a link sent to the new
      * address of an e-mail change makes that change.
      */
-    async confirmLink(ctx: RequestContext, token: string) {
+    async confirmLink(visitor: Anonymous, token: string) {
       const verified = await withTransaction(db, async (tx) => {
         const userId = await tokens.redeemTokenByHash(tx, 'email_verification_link', hashToken(token));
-        return userId === undefined ? undefined : markVerified(tx, ctx, userId, 'link');
+        return userId === undefined ? undefined : markVerified(visitor, userId, 'link', tx);
       });
-      const user = verified ?? (await deps.emailChange?.confirm(ctx, token));
+      const user = verified ?? (await deps.emailChange?.confirm(visitor, token));
       if (!user) throw invalidLink();
       return user;
     },
 
-    async confirmOtp(ctx: RequestContext, email: string, otp: string) {
+    async confirmOtp(visitor: Anonymous, email: string, otp: string) {
       const user = await usersRepo.findUserByEmail(db, email);
       // The attempt is committed on its own: a wrong code must count even though the request fails.
       if (!mayReceiveMail(user) || !(await redeemOtp(db, user.id, 'email_verification_otp', otp))) throw invalidCode();
-      return markVerified(db, ctx, user.id, 'otp');
+      return markVerified(visitor, user.id, 'otp', db);
     },
   };
 }

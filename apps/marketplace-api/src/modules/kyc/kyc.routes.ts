@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, iso } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { presentUser } from '../users/users.schemas.js';
 import { KycBody, KycResultResponse } from './kyc.schemas.js';
 import type { KycService } from './kyc.service.js';
@@ -23,7 +23,7 @@ export function kycRoutes(deps: { kyc: KycService }): FastifyPluginAsyncZod {
         },
       },
       async (request) => {
-        const result = await deps.kyc.validate(contextOf(request), request.body);
+        const result = await deps.kyc.validate(actorOf(request), request.body);
         return {
           data: { status: result.status, reasons: result.reasons, checked_at: iso(result.checkedAt), user: presentUser(result.user) },
           message: result.status === 'verified' ? 'Identity verified' : 'Identity check rejected',

@@ -3,9 +3,9 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
 import { ADULT_AGE, hasAge, type KycVerifier } from '../../integrations/kyc/kyc.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { findUserById } from '../users/users.repository.js';
 import * as repo from './kyc.repository.js';
 import type { KycBody } from './kyc.schemas.js';
@@ -27,8 +27,8 @@ function checkBirthDate(birthDate: string, today: string) {
   if (!hasAge(birthDate, ADULT_AGE, today)) throw AppError.validation({ birth_date: [`You must be at least ${ADULT_AGE} years old`] });
 }
 
-export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock: Clock }) {
-  const { db, verifier, clock } = deps;
+export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock: Clock; recorder: ActivityRecorder }) {
+  const { db, verifier, clock, recorder } = deps;
 
   return {
     /**
@@ -36,9 +36,8 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock:
      * transaction (a vendor may take seconds); the write then refuses to overwrite a verification
      * that a concurrent submission recorded meanwhile.
      */
-    async validate(ctx: RequestContext, body: KycBody): Promise<KycOutcome> {
-      if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-      const userId = ctx.actor.userId;
+    async validate(actor: Actor, body: KycBody): Promise<KycOutcome> {
+      const userId = actor.userId;
       checkBirthDate(body.birth_date, clock.today());
       const account = await findUserById(db, userId);
       if (!account || account.deletedAt) throw AppError.notFound('User');
@@ -71,13 +70,16 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock:
           status: result.status,
           reasons: result.reasons,
         });
-        await recordActivity(tx, ctx, {
-          action: 'user.kyc_checked',
-          subjectType: 'user',
-          subjectId: userId,
-          before: { kyc_status: account.kycStatus },
-          after: { kyc_status: result.status, reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
-        });
+        await recorder.record(
+          actor,
+          'user.kyc_checked',
+          userSubject(userId),
+          {
+            before: { kyc_status: account.kycStatus },
+            after: { kyc_status: result.status, reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
+          },
+          tx,
+        );
         return { user, status: result.status, reasons: result.reasons, checkedAt: row.createdAt };
       });
     },

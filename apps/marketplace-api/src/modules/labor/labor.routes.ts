@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { EstimateBody, EstimateResponse } from './labor.schemas.js';
 import type { LaborService } from './labor.service.js';
 
@@ -19,7 +19,7 @@ export function laborRoutes(deps: { labor: LaborService }): FastifyPluginAsyncZo
           response: { 200: envelope(EstimateResponse), ...errorResponses(400, 401, 403, 404, 422, 429, 502) },
         },
       },
-      async (request) => ({ data: await deps.labor.estimate(contextOf(request), request.body) }),
+      async (request) => ({ data: await deps.labor.estimate(actorOf(request), request.body) }),
     );
   };
 }

@@ -1,12 +1,12 @@
 import { AppError } from '@repo/http';
-import { eq } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { cities, prestataireProfiles, users, type Lang } from '../../db/schema/index.js';
+import type { Lang } from '../../db/schema/index.js';
 import type { RepairDataProvider, RepairVehicle } from '../../integrations/repairdata/repairdata.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import type { AiService } from '../ai/ai.service.js';
 import type { TariffGridsService } from '../tariff-grids/tariff-grids.service.js';
 import { fromRepairData } from '../vehicles/vehicles.service.js';
+import * as repo from './labor.repository.js';
 import type { EstimateBody, EstimateResponse } from './labor.schemas.js';
 
 const euros = (cents: number, lang: Lang) =>
@@ -44,15 +44,8 @@ export function createLaborService(deps: { db: DbTx; repairData: RepairDataProvi
   }
 
   return {
-    async estimate(ctx: RequestContext, body: EstimateBody): Promise<EstimateResponse> {
-      const userId = ctx.actor?.userId ?? 0;
-      const [profile] = await db
-        .select({ hourlyRateCents: prestataireProfiles.hourlyRateCents, regionCode: cities.regionCode, lang: users.lang })
-        .from(prestataireProfiles)
-        .innerJoin(users, eq(users.id, prestataireProfiles.userId))
-        .leftJoin(cities, eq(cities.id, prestataireProfiles.cityId))
-        .where(eq(prestataireProfiles.userId, userId))
-        .limit(1);
+    async estimate(actor: Actor, body: EstimateBody): Promise<EstimateResponse> {
+      const profile = await repo.findRateContext(db, actor.userId);
       if (!profile) throw new AppError('forbidden', 'Only prestataires with a business profile can estimate labour');
 
       const vehicle = await vehicleOf(body);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { anonymousOf } from '../../lib/context.js';
 import { EmailBody } from '../email-verification/email-verification.schemas.js';
 import { ResetGrantResponse, ResetPasswordBody, ResetPasswordOtpBody, VerifyResetOtpBody } from './password-reset.schemas.js';
 import type { PasswordResetService } from './password-reset.service.js';
@@ -42,7 +42,7 @@ export function passwordResetRoutes(deps: { passwordReset: PasswordResetService 
         },
       },
       async (request) => {
-        await passwordReset.resetWithLink(contextOf(request), request.body.token, request.body.password);
+        await passwordReset.resetWithLink(anonymousOf(request), request.body.token, request.body.password);
         return { message: RESET_DONE };
       },
     );
@@ -98,7 +98,7 @@ export function passwordResetRoutes(deps: { passwordReset: PasswordResetService 
       async (request) => {
         const { body } = request;
         const proof = body.reset_token !== undefined ? { resetToken: body.reset_token } : { email: body.email!, otp: body.otp! };
-        await passwordReset.resetWithOtp(contextOf(request), proof, body.password);
+        await passwordReset.resetWithOtp(anonymousOf(request), proof, body.password);
         return { message: RESET_DONE };
       },
     );

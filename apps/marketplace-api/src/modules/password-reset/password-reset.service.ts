@@ -4,8 +4,8 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { TokenPurpose } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
-import type { RequestContext } from '../../lib/context.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { Anonymous } from '../../lib/context.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { createSendLimit, invalidCode, invalidLink, issueOtp, mayReceiveMail, redeemOtp } from '../email-verification/one-time-codes.js';
 import * as tokens from '../users/user-tokens.repository.js';
 import * as usersRepo from '../users/users.repository.js';
@@ -25,7 +25,7 @@ function invalidResetToken(): AppError {
   return AppError.validation({ reset_token: ['The reset token is invalid or has expired'] }, 'The reset token is invalid or has expired');
 }
 
-export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; appUrl: string }) {
+export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; appUrl: string; recorder: ActivityRecorder }) {
   const { db, mailer } = deps;
   const sends = createSendLimit();
 
@@ -47,14 +47,14 @@ export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; app
    * Sets the new password once the link, code or grant has been used up: every session ends,
    * every other reset link, code or grant dies, and the owner is told by e-mail.
    */
-  async function setPassword(ctx: RequestContext, userId: number, password: string, method: ResetMethod, rejection: () => AppError) {
+  async function setPassword(visitor: Anonymous, userId: number, password: string, method: ResetMethod, rejection: () => AppError) {
     const passwordHash = await hashPassword(password);
     const user = await withTransaction(db, async (tx) => {
       const updated = await repo.setPasswordHash(tx, userId, passwordHash);
       if (!updated) return undefined;
       await tokens.deleteTokens(tx, userId, RESET_PURPOSES);
       await usersRepo.revokeUserSessions(tx, userId);
-      await recordActivity(tx, ctx, { action: 'user.password_reset', subjectType: 'user', subjectId: userId, after: { method } });
+      await deps.recorder.record(visitor, 'user.password_reset', userSubject(userId), { after: { method } }, tx);
       return updated;
     });
     // Suspended or deleted between the redemption and now.
@@ -90,20 +90,20 @@ export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; app
       return { resetToken, expiresIn: RESET_GRANT_TTL_MINUTES * 60 };
     },
 
-    async resetWithLink(ctx: RequestContext, token: string, password: string) {
+    async resetWithLink(visitor: Anonymous, token: string, password: string) {
       const userId = await tokens.redeemTokenByHash(db, 'password_reset_link', hashToken(token));
       if (userId === undefined) throw invalidLink();
-      await setPassword(ctx, userId, password, 'link', invalidLink);
+      await setPassword(visitor, userId, password, 'link', invalidLink);
     },
 
-    async resetWithOtp(ctx: RequestContext, proof: { resetToken: string } | { email: string; otp: string }, password: string) {
+    async resetWithOtp(visitor: Anonymous, proof: { resetToken: string } | { email: string; otp: string }, password: string) {
       if ('resetToken' in proof) {
         const userId = await tokens.redeemTokenByHash(db, 'password_reset_grant', hashToken(proof.resetToken));
         if (userId === undefined) throw invalidResetToken();
-        await setPassword(ctx, userId, password, 'otp', invalidResetToken);
+        await setPassword(visitor, userId, password, 'otp', invalidResetToken);
         return;
       }
-      await setPassword(ctx, await redeemCode(proof.email, proof.otp), password, 'otp', invalidCode);
+      await setPassword(visitor, await redeemCode(proof.email, proof.otp), password, 'otp', invalidCode);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import { presentUser, UserResponse } from '../users/users.schemas.js';
 import { UpdateProfileBody } from './prestataire-profile.schemas.js';
 import type { PrestataireProfileService } from './prestataire-profile.service.js';
@@ -22,7 +22,7 @@ export function prestataireProfileRoutes(deps: { prestataireProfile: Prestataire
           response: { 200: envelope(UserResponse), ...errorResponses(400, 401, 403, 404, 422, 429) },
         },
         handler: async (request) => {
-          const { user, profile } = await deps.prestataireProfile.update(contextOf(request), request.body);
+          const { user, profile } = await deps.prestataireProfile.update(actorOf(request), request.body);
           return { data: presentUser(user, profile), message: 'Profile updated' };
         },
       });

@@ -2,8 +2,8 @@ import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { PrestataireProfile } from '../../db/schema/index.js';
-import type { RequestContext } from '../../lib/context.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { Actor } from '../../lib/context.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { findUserById } from '../users/users.repository.js';
 import * as repo from './prestataire-profile.repository.js';
 import type { UpdateProfileBody } from './prestataire-profile.schemas.js';
@@ -42,7 +42,7 @@ const FIELDS: readonly (readonly [keyof UpdateProfileBody, keyof Editable])[] = 
   ['website', 'website'],
 ];
 
-export function createPrestataireProfileService(deps: { db: DbTx }) {
+export function createPrestataireProfileService(deps: { db: DbTx; recorder: ActivityRecorder }) {
   const { db } = deps;
 
   /** What the body asks for, with the chosen city filling the location fields the body leaves out. */
@@ -69,9 +69,8 @@ export function createPrestataireProfileService(deps: { db: DbTx }) {
 
   return {
     /** Changes the signed-in prestataire's business profile; the activity log keeps what changed. */
-    async update(ctx: RequestContext, body: UpdateProfileBody) {
-      if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-      const userId = ctx.actor.userId;
+    async update(actor: Actor, body: UpdateProfileBody) {
+      const userId = actor.userId;
       return withTransaction(db, async (tx) => {
         const current = await repo.lockProfile(tx, userId);
         const user = await findUserById(tx, userId);
@@ -92,7 +91,7 @@ export function createPrestataireProfileService(deps: { db: DbTx }) {
 
         const profile = await repo.updateProfile(tx, userId, set);
         if (!profile) throw AppError.notFound('Prestataire profile');
-        await recordActivity(tx, ctx, { action: 'prestataire.profile_updated', subjectType: 'user', subjectId: userId, before, after });
+        await deps.recorder.record(actor, 'prestataire.profile_updated', userSubject(userId), { before, after }, tx);
         return { user, profile };
       });
     },

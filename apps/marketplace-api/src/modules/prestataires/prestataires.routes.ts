@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf, callerOf } from '../../lib/context.js';
 import type { PrestatairesService } from './prestataires.service.js';
 import {
   FavouriteEnvelope,
@@ -50,7 +50,7 @@ export function prestatairesRoutes(deps: { prestataires: PrestatairesService }):
         },
       },
       async (request) => {
-        const { detail, isFavourite } = await deps.prestataires.get(contextOf(request), request.params.prestataire);
+        const { detail, isFavourite } = await deps.prestataires.get(callerOf(request), request.params.prestataire);
         return { data: presentPrestataire(detail, isFavourite) };
       },
     );
@@ -70,7 +70,7 @@ export function prestatairesRoutes(deps: { prestataires: PrestatairesService }):
       },
       async (request) => {
         const prestataireId = request.params.prestataire;
-        const favourite = await deps.prestataires.toggleFavourite(contextOf(request), prestataireId);
+        const favourite = await deps.prestataires.toggleFavourite(actorOf(request), prestataireId);
         return {
           data: { prestataire_id: prestataireId, favourite },
           message: favourite ? 'Added to favourites' : 'Removed from favourites',

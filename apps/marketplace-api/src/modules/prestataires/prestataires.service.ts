@@ -1,7 +1,7 @@
 import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor, Anonymous } from '../../lib/context.js';
 import * as catalogue from '../catalogue/catalogue.repository.js';
 import * as repo from './prestataires.repository.js';
 import type { SearchPrestatairesQuery } from './prestataires.schemas.js';
@@ -65,11 +65,11 @@ export function createPrestatairesService(deps: { db: DbTx }) {
     },
 
     /** The public page; `isFavourite` is answered to a signed-in client only. */
-    async get(ctx: RequestContext, prestataireId: number) {
+    async get(caller: Actor | Anonymous, prestataireId: number) {
       const found = await visible(prestataireId);
       const [details, isFavourite] = await Promise.all([
         repo.detailsOf(db, prestataireId),
-        ctx.actor?.role === 'client' ? repo.isFavourite(db, ctx.actor.userId, prestataireId) : undefined,
+        caller.kind === 'user' && caller.role === 'client' ? repo.isFavourite(db, caller.userId, prestataireId) : undefined,
       ]);
       return { detail: { ...found, ...details }, isFavourite };
     },
@@ -78,9 +78,8 @@ export function createPrestatairesService(deps: { db: DbTx }) {
      * Adds or removes a favourite. Removing works even once the prestataire is no longer listed,
      * so a client can always tidy its list; adding needs a visible prestataire.
      */
-    toggleFavourite(ctx: RequestContext, prestataireId: number) {
-      if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-      const clientId = ctx.actor.userId;
+    toggleFavourite(actor: Actor, prestataireId: number) {
+      const clientId = actor.userId;
       return withTransaction(db, async (tx) => {
         if (await repo.deleteFavourite(tx, clientId, prestataireId)) return false;
         if (!(await repo.findVisible(tx, prestataireId))) throw AppError.notFound('Prestataire');

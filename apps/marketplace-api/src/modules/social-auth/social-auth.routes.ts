@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses } from '@repo/schemas';
 import type { IdentityProvider } from '../../integrations/identity/identity.js';
-import { contextOf } from '../../lib/context.js';
+import { anonymousOf } from '../../lib/context.js';
 import { AuthPayload, presentUser } from '../users/users.schemas.js';
 import { SocialSignInBody } from './social-auth.schemas.js';
 import type { SocialAuthService } from './social-auth.service.js';
@@ -39,7 +39,7 @@ export function socialAuthRoutes(deps: { socialAuth: SocialAuthService }): Fasti
           },
         },
         async (request, reply) => {
-          const { user, profile, created } = await deps.socialAuth.signIn(contextOf(request), provider, request.body);
+          const { user, profile, created } = await deps.socialAuth.signIn(anonymousOf(request), provider, request.body);
           const { token } = await app.auth.issueToken(user.id, request);
           const data = { user: presentUser(user, profile), token, token_type: 'Bearer' as const };
           return reply.status(created ? 201 : 200).send({ data, message: created ? 'Account created' : 'Signed in' });

@@ -11,9 +11,9 @@ import {
   type IdentityProvider,
   type IdentityVerifiers,
 } from '../../integrations/identity/identity.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Anonymous } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { findUserByEmail, revokeUserSessions } from '../users/users.repository.js';
 import type { UsersService } from '../users/users.service.js';
 import * as repo from './social-auth.repository.js';
@@ -33,6 +33,7 @@ export function createSocialAuthService(deps: {
   db: DbTx;
   users: UsersService;
   verifiers: IdentityVerifiers;
+  recorder: ActivityRecorder;
   log: Pick<FastifyBaseLogger, 'info'>;
 }) {
   const { db } = deps;
@@ -62,7 +63,7 @@ export function createSocialAuthService(deps: {
    * who registered it first to wait for the owner): the password goes and its sessions end, and the
    * provider, which did verify the address, becomes the way in.
    */
-  async function link(ctx: RequestContext, userId: number, claims: IdentityClaims) {
+  async function link(visitor: Anonymous, userId: number, claims: IdentityClaims) {
     return withTransaction(db, async (tx) => {
       const current = await repo.lockUser(tx, userId);
       if (!current || current.deletedAt) throw new ConcurrentChange();
@@ -75,18 +76,21 @@ export function createSocialAuthService(deps: {
       const user = await repo.linkSubject(tx, userId, claims.provider, claims.subject, { dropPassword });
       if (!user) throw new ConcurrentChange();
       if (dropPassword) await revokeUserSessions(tx, userId);
-      await recordActivity(tx, ctx, {
-        action: 'user.social_linked',
-        subjectType: 'user',
-        subjectId: userId,
-        before: { email_verified: current.emailVerifiedAt !== null, has_password: current.passwordHash !== null },
-        after: { provider: claims.provider, email: claims.email, email_verified: true, has_password: user.passwordHash !== null },
-      });
+      await deps.recorder.record(
+        visitor,
+        'user.social_linked',
+        userSubject(userId),
+        {
+          before: { email_verified: current.emailVerifiedAt !== null, has_password: current.passwordHash !== null },
+          after: { provider: claims.provider, email: claims.email, email_verified: true, has_password: user.passwordHash !== null },
+        },
+        tx,
+      );
       return user;
     });
   }
 
-  async function resolve(ctx: RequestContext, claims: IdentityClaims, body: SocialSignInBody) {
+  async function resolve(visitor: Anonymous, claims: IdentityClaims, body: SocialSignInBody) {
     const known = await repo.findUserBySubject(db, claims.provider, claims.subject);
     if (known) {
       ensureActive(known);
@@ -96,9 +100,9 @@ export function createSocialAuthService(deps: {
     const sameEmail = await findUserByEmail(db, claims.email);
     if (sameEmail && !sameEmail.deletedAt) {
       ensureActive(sameEmail);
-      return { user: await link(ctx, sameEmail.id, claims), created: false };
+      return { user: await link(visitor, sameEmail.id, claims), created: false };
     }
-    const { user } = await deps.users.createAccount(ctx, {
+    const { user } = await deps.users.createAccount(visitor, {
       role: 'client',
       email: claims.email,
       password: null,
@@ -116,18 +120,18 @@ export function createSocialAuthService(deps: {
      * Signs in with a provider's ID token: the account of that identity, else the account of that
      * verified e-mail (linked now), else a new client account.
      */
-    async signIn(ctx: RequestContext, provider: IdentityProvider, body: SocialSignInBody) {
+    async signIn(visitor: Anonymous, provider: IdentityProvider, body: SocialSignInBody) {
       const claims = await verify(provider, body);
       let outcome: { user: User; created: boolean };
       try {
-        outcome = await resolve(ctx, claims, body);
+        outcome = await resolve(visitor, claims, body);
       } catch (error) {
         // Two first sign-ins of one person race: the loser's insert or link hits the unique e-mail
         // or subject, or finds the row changed; looking again finds what the winner made.
         const emailTaken = error instanceof AppError && error.code === 'conflict' && error.errors?.email !== undefined;
         if (!(error instanceof ConcurrentChange) && !isUniqueViolation(error) && !emailTaken) throw error;
         try {
-          outcome = await resolve(ctx, claims, body);
+          outcome = await resolve(visitor, claims, body);
         } catch (again) {
           if (again instanceof ConcurrentChange) throw new AppError('conflict', 'The account changed during sign-in; try again');
           throw again;

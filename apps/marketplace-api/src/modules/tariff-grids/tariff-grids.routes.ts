@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, messageEnvelope, paginatedEnvelope } from '@repo/schemas';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import type { TariffGridsService } from './tariff-grids.service.js';
 import {
   presentTariffGrid,
@@ -54,7 +54,7 @@ export function tariffGridsRoutes(deps: { tariffGrids: TariffGridsService }): Fa
         },
       },
       async (request, reply) => {
-        const grid = await deps.tariffGrids.create(contextOf(request), request.body);
+        const grid = await deps.tariffGrids.create(actorOf(request), request.body);
         return reply.status(201).send({ data: presentTariffGrid(grid), message: 'Tariff grid created' });
       },
     );
@@ -90,7 +90,7 @@ export function tariffGridsRoutes(deps: { tariffGrids: TariffGridsService }): Fa
           response: { 200: envelope(TariffGridResponse), ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
         },
         handler: async (request) => {
-          const grid = await deps.tariffGrids.update(contextOf(request), request.params.tariff_grid, request.body);
+          const grid = await deps.tariffGrids.update(actorOf(request), request.params.tariff_grid, request.body);
           return { data: presentTariffGrid(grid), message: 'Tariff grid updated' };
         },
       });
@@ -110,7 +110,7 @@ export function tariffGridsRoutes(deps: { tariffGrids: TariffGridsService }): Fa
         },
       },
       async (request) => {
-        await deps.tariffGrids.remove(contextOf(request), request.params.tariff_grid);
+        await deps.tariffGrids.remove(actorOf(request), request.params.tariff_grid);
         return { message: 'Tariff grid deleted' };
       },
     );

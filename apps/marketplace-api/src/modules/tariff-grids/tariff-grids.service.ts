@@ -2,9 +2,9 @@ import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { TariffGrid, VehicleCategory } from '../../db/schema/index.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import * as repo from './tariff-grids.repository.js';
 import { presentTariffGrid, type TariffGridBody, type TariffGridPatch } from './tariff-grids.schemas.js';
 
@@ -26,8 +26,8 @@ async function guarded<T>(write: () => Promise<T>): Promise<T> {
 
 const audit = (g: TariffGrid) => presentTariffGrid(g) as unknown as Record<string, unknown>;
 
-export function createTariffGridsService(deps: { db: DbTx }) {
-  const { db } = deps;
+export function createTariffGridsService(deps: { db: DbTx; recorder: ActivityRecorder }) {
+  const { db, recorder } = deps;
   return {
     async list(filters: { vehicleCategory?: VehicleCategory; regionCode?: string; active?: boolean }, page: number, perPage: number) {
       const { rows, total } = await repo.listGrids(db, filters, perPage, pageOffset(page, perPage));
@@ -40,7 +40,7 @@ export function createTariffGridsService(deps: { db: DbTx }) {
       return grid;
     },
 
-    async create(ctx: RequestContext, body: TariffGridBody) {
+    async create(actor: Actor, body: TariffGridBody) {
       return guarded(() =>
         withTransaction(db, async (tx) => {
           const grid = await repo.insertGrid(tx, {
@@ -50,13 +50,13 @@ export function createTariffGridsService(deps: { db: DbTx }) {
             hourlyRateCents: body.hourly_rate_cents,
             active: body.active ?? true,
           });
-          await recordActivity(tx, ctx, { action: 'tariff_grid.created', subjectType: 'tariff_grid', subjectId: grid.id, after: audit(grid) });
+          await recorder.record(actor, 'tariff_grid.created', { type: 'tariff_grid', id: grid.id }, { after: audit(grid) }, tx);
           return grid;
         }),
       );
     },
 
-    async update(ctx: RequestContext, id: number, body: TariffGridPatch) {
+    async update(actor: Actor, id: number, body: TariffGridPatch) {
       return guarded(() =>
         withTransaction(db, async (tx) => {
           const before = await repo.findGrid(tx, id);
@@ -69,23 +69,17 @@ export function createTariffGridsService(deps: { db: DbTx }) {
             ...(body.active !== undefined ? { active: body.active } : {}),
           });
           if (!grid) throw AppError.notFound('Tariff grid');
-          await recordActivity(tx, ctx, {
-            action: 'tariff_grid.updated',
-            subjectType: 'tariff_grid',
-            subjectId: id,
-            before: audit(before),
-            after: audit(grid),
-          });
+          await recorder.record(actor, 'tariff_grid.updated', { type: 'tariff_grid', id }, { before: audit(before), after: audit(grid) }, tx);
           return grid;
         }),
       );
     },
 
-    async remove(ctx: RequestContext, id: number) {
+    async remove(actor: Actor, id: number) {
       await withTransaction(db, async (tx) => {
         const grid = await repo.deleteGrid(tx, id);
         if (!grid) throw AppError.notFound('Tariff grid');
-        await recordActivity(tx, ctx, { action: 'tariff_grid.deleted', subjectType: 'tariff_grid', subjectId: id, before: audit(grid) });
+        await recorder.record(actor, 'tariff_grid.deleted', { type: 'tariff_grid', id }, { before: audit(grid) }, tx);
       });
     },
 

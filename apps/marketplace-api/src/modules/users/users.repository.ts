@@ -1,6 +1,15 @@
 import { and, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { prestataireProfiles, sessions, users, type NewUser, type User } from '../../db/schema/index.js';
+import {
+  deviceTokens,
+  favourites,
+  prestataireProfiles,
+  sessions,
+  userTokens,
+  users,
+  type NewUser,
+  type User,
+} from '../../db/schema/index.js';
 
 export async function findUserByEmail(db: DbTx, email: string) {
   const [user] = await db.select().from(users).where(eq(users.email, email)).limit(1);
@@ -21,6 +30,40 @@ export async function findProfile(db: DbTx, userId: number) {
 export async function insertUser(db: DbTx, values: NewUser) {
   const [row] = await db.insert(users).values(values).onConflictDoNothing({ target: users.email }).returning();
   return row;
+}
+
+/** Inserts a prestataire's profile unless its SIRET is registered; undefined on a duplicate, race included. */
+export async function insertProfile(db: DbTx, values: typeof prestataireProfiles.$inferInsert) {
+  const [row] = await db.insert(prestataireProfiles).values(values).onConflictDoNothing({ target: prestataireProfiles.siret }).returning();
+  return row;
+}
+
+/** The account row, deleted or not, locked until the end of the transaction. */
+export async function lockUser(tx: DbTx, id: number) {
+  const [user] = await tx.select().from(users).where(eq(users.id, id)).for('update');
+  return user;
+}
+
+/** A live account's status, locked until the end of the transaction. */
+export async function lockLiveUserStatus(tx: DbTx, id: number) {
+  const [row] = await tx
+    .select({ status: users.status })
+    .from(users)
+    .where(and(eq(users.id, id), isNull(users.deletedAt)))
+    .for('update');
+  return row;
+}
+
+/** What an anonymised account leaves behind: its push devices, one-time tokens and favourites. */
+export async function deletePersonalRows(tx: DbTx, userId: number) {
+  await tx.delete(deviceTokens).where(eq(deviceTokens.userId, userId));
+  await tx.delete(userTokens).where(eq(userTokens.userId, userId));
+  await tx.delete(favourites).where(eq(favourites.clientId, userId));
+}
+
+/** A deleted prestataire's public phone goes; the rest of the profile stays for its history. */
+export async function clearPublicPhone(tx: DbTx, userId: number) {
+  await tx.update(prestataireProfiles).set({ publicPhone: null, updatedAt: sql`now()` }).where(eq(prestataireProfiles.userId, userId));
 }
 
 export async function updateUser(db: DbTx, id: number, values: Partial<NewUser>): Promise<User | undefined> {

@@ -1,21 +1,10 @@
 import { generateSessionId, hashPassword, type SessionStore } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
-import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import {
-  deviceTokens,
-  favourites,
-  prestataireProfiles,
-  userTokens,
-  users,
-  type Lang,
-  type Role,
-  type User,
-  type UserStatus,
-} from '../../db/schema/index.js';
-import type { RequestContext } from '../../lib/context.js';
-import { recordActivity } from '../activity-log/activity-log.repository.js';
+import type { Lang, Role, User, UserStatus } from '../../db/schema/index.js';
+import type { Actor, Caller, SystemActor } from '../../lib/context.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import * as repo from './users.repository.js';
 import { presentUser } from './users.schemas.js';
 
@@ -74,9 +63,13 @@ export function auditUser(user: User): Record<string, unknown> {
   return { email: user.email, role: user.role, status: user.status, first_name: user.firstName, last_name: user.lastName };
 }
 
-/** Account operations shared by sign-up, social sign-in, admin user management and deletion. */
-export function createUsersService(deps: { db: DbTx }) {
-  const { db } = deps;
+/**
+ * Account operations shared by sign-up, social sign-in, admin user management and deletion. Built
+ * once; the writes take the caller's transaction as their last argument, so that an admin's checks
+ * and the change they guard commit together.
+ */
+export function createUsersService(deps: { db: DbTx; recorder: ActivityRecorder }) {
+  const { db, recorder } = deps;
 
   return {
     present: presentUser,
@@ -94,10 +87,10 @@ export function createUsersService(deps: { db: DbTx }) {
     },
 
     /** Creates an account (and a prestataire's profile) in one transaction; 409 on a taken e-mail or SIRET. */
-    async createAccount(ctx: RequestContext, input: NewAccount) {
+    async createAccount(caller: Caller, input: NewAccount, tx?: DbTx) {
       if (input.role === 'prestataire' && !input.profile) throw new Error('A prestataire account needs a profile');
       const passwordHash = input.password === null ? null : await hashPassword(input.password);
-      return withTransaction(db, async (tx) => {
+      return withTransaction(tx ?? db, async (tx) => {
         const user = await repo.insertUser(tx, {
           role: input.role,
           email: input.email,
@@ -113,11 +106,7 @@ export function createUsersService(deps: { db: DbTx }) {
         if (!user) throw emailTaken();
         let profile = null;
         if (input.profile) {
-          const [row] = await tx
-            .insert(prestataireProfiles)
-            .values({ userId: user.id, ...input.profile })
-            .onConflictDoNothing({ target: prestataireProfiles.siret })
-            .returning();
+          const row = await repo.insertProfile(tx, { userId: user.id, ...input.profile });
           if (!row) {
             throw new AppError('conflict', 'A business with this SIRET is already registered', {
               errors: { siret: ['The siret has already been taken'] },
@@ -125,7 +114,7 @@ export function createUsersService(deps: { db: DbTx }) {
           }
           profile = row;
         }
-        await recordActivity(tx, ctx, { action: 'user.created', subjectType: 'user', subjectId: user.id, after: auditUser(user) });
+        await recorder.record(caller, 'user.created', userSubject(user.id), { after: auditUser(user) }, tx);
         return { user, profile };
       });
     },
@@ -134,24 +123,14 @@ export function createUsersService(deps: { db: DbTx }) {
      * Changes an account's status; leaving `active` revokes every session at once (the session
      * check also refuses non-active users, so a racing request cannot slip through).
      */
-    async setStatus(ctx: RequestContext, userId: number, status: UserStatus, reason: string | null) {
-      return withTransaction(db, async (tx) => {
-        const [before] = await tx
-          .select({ status: users.status })
-          .from(users)
-          .where(and(eq(users.id, userId), isNull(users.deletedAt)))
-          .for('update');
+    async setStatus(actor: Actor | SystemActor, userId: number, status: UserStatus, reason: string | null, tx?: DbTx) {
+      return withTransaction(tx ?? db, async (tx) => {
+        const before = await repo.lockLiveUserStatus(tx, userId);
         if (!before) throw AppError.notFound('User');
         const user = await repo.updateUser(tx, userId, { status, statusReason: reason });
         if (!user) throw AppError.notFound('User');
         if (status !== 'active') await repo.revokeUserSessions(tx, userId);
-        await recordActivity(tx, ctx, {
-          action: 'user.status_changed',
-          subjectType: 'user',
-          subjectId: userId,
-          before: { status: before.status },
-          after: { status, reason },
-        });
+        await recorder.record(actor, 'user.status_changed', userSubject(userId), { before: { status: before.status }, after: { status, reason } }, tx);
         return user;
       });
     },
@@ -160,9 +139,9 @@ export function createUsersService(deps: { db: DbTx }) {
      * Deletes an account by anonymising it: personal data is cleared, sessions, devices and codes
      * go, and the row stays so that requests, payments and conversations keep their counterpart.
      */
-    async anonymise(ctx: RequestContext, userId: number) {
-      return withTransaction(db, async (tx) => {
-        const [user] = await tx.select().from(users).where(eq(users.id, userId)).for('update');
+    async anonymise(actor: Actor | SystemActor, userId: number, tx?: DbTx) {
+      return withTransaction(tx ?? db, async (tx) => {
+        const user = await repo.lockUser(tx, userId);
         if (!user || user.deletedAt) throw AppError.notFound('User');
         const updated = await repo.updateUser(tx, userId, {
           email: `deleted-${userId}@deleted.invalid`,
@@ -177,26 +156,19 @@ export function createUsersService(deps: { db: DbTx }) {
           deletedAt: new Date(),
         });
         await repo.revokeUserSessions(tx, userId);
-        await tx.delete(deviceTokens).where(eq(deviceTokens.userId, userId));
-        await tx.delete(userTokens).where(eq(userTokens.userId, userId));
-        await tx.delete(favourites).where(eq(favourites.clientId, userId));
-        if (user.role === 'prestataire') {
-          await tx
-            .update(prestataireProfiles)
-            .set({ publicPhone: null, updatedAt: sql`now()` })
-            .where(eq(prestataireProfiles.userId, userId));
-        }
-        await recordActivity(tx, ctx, { action: 'user.deleted', subjectType: 'user', subjectId: userId, before: auditUser(user) });
+        await repo.deletePersonalRows(tx, userId);
+        if (user.role === 'prestataire') await repo.clearPublicPhone(tx, userId);
+        await recorder.record(actor, 'user.deleted', userSubject(userId), { before: auditUser(user) }, tx);
         return updated!;
       });
     },
 
     /** Creates the configured first administrator unless an account has that e-mail (idempotent). */
-    async ensureBootstrapAdmin(ctx: RequestContext, admin: { email: string; password: string }) {
+    async ensureBootstrapAdmin(system: SystemActor, admin: { email: string; password: string }) {
       const existing = await repo.findUserByEmail(db, admin.email);
       if (existing) return { created: false, user: existing };
       try {
-        const { user } = await this.createAccount(ctx, {
+        const { user } = await this.createAccount(system, {
           role: 'admin',
           email: admin.email,
           password: admin.password,

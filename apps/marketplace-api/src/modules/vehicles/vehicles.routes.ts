@@ -2,7 +2,7 @@ import { requireActor } from '@repo/auth';
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, messageEnvelope, paginatedEnvelope, paginationQuery } from '@repo/schemas';
 import { z } from 'zod';
-import { contextOf } from '../../lib/context.js';
+import { actorOf } from '../../lib/context.js';
 import type { VehiclesService } from './vehicles.service.js';
 import {
   CreateVehicleBody,
@@ -37,7 +37,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
         },
       },
       async (request) => {
-        const { rows, meta } = await deps.vehicles.list(contextOf(request), request.query.page, request.query.per_page);
+        const { rows, meta } = await deps.vehicles.list(actorOf(request), request.query.page, request.query.per_page);
         return { data: rows.map(presentVehicle), meta };
       },
     );
@@ -56,7 +56,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
         },
       },
       async (request, reply) => {
-        const vehicle = await deps.vehicles.create(contextOf(request), request.body);
+        const vehicle = await deps.vehicles.create(actorOf(request), request.body);
         return reply.status(201).send({ data: presentVehicle(vehicle), message: 'Vehicle added' });
       },
     );
@@ -89,7 +89,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
           response: { 200: envelope(VehicleResponse), ...errorResponses(401, 403, 404, 422, 429) },
         },
       },
-      async (request) => ({ data: presentVehicle(await deps.vehicles.get(contextOf(request), request.params.vehicle)) }),
+      async (request) => ({ data: presentVehicle(await deps.vehicles.get(actorOf(request), request.params.vehicle)) }),
     );
 
     for (const method of ['PUT', 'PATCH'] as const) {
@@ -107,7 +107,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
           response: { 200: envelope(VehicleResponse), ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
         },
         handler: async (request) => {
-          const vehicle = await deps.vehicles.update(contextOf(request), request.params.vehicle, request.body);
+          const vehicle = await deps.vehicles.update(actorOf(request), request.params.vehicle, request.body);
           return { data: presentVehicle(vehicle), message: 'Vehicle updated' };
         },
       });
@@ -127,7 +127,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
         },
       },
       async (request) => {
-        await deps.vehicles.remove(contextOf(request), request.params.vehicle);
+        await deps.vehicles.remove(actorOf(request), request.params.vehicle);
         return { message: 'Vehicle deleted' };
       },
     );
@@ -150,7 +150,7 @@ export function vehiclesRoutes(deps: { vehicles: VehiclesService }): FastifyPlug
         },
       },
       async (request) => {
-        const { vehicle, repairVehicle } = await deps.vehicles.identify(contextOf(request), request.params.vehicle, request.body ?? {});
+        const { vehicle, repairVehicle } = await deps.vehicles.identify(actorOf(request), request.params.vehicle, request.body ?? {});
         return { data: { vehicle: presentVehicle(vehicle), repairdata_vehicle: presentRepairVehicle(repairVehicle) }, message: 'Vehicle identified' };
       },
     );

@@ -2,15 +2,10 @@ import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Vehicle } from '../../db/schema/index.js';
 import { RepairDataUnavailableError, type IdentifyQuery, type RepairDataProvider, type RepairVehicle } from '../../integrations/repairdata/repairdata.js';
-import type { RequestContext } from '../../lib/context.js';
+import type { Actor } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
 import * as repo from './vehicles.repository.js';
 import type { CreateVehicleBody, UpdateVehicleBody } from './vehicles.schemas.js';
-
-function owner(ctx: RequestContext): number {
-  if (!ctx.actor) throw new AppError('unauthenticated', 'Authentication required');
-  return ctx.actor.userId;
-}
 
 function duplicate(field: 'vin' | 'plate'): AppError {
   return new AppError('conflict', `You already have a vehicle with this ${field === 'vin' ? 'VIN' : 'plate'}`, {
@@ -55,19 +50,19 @@ export function createVehiclesService(deps: { db: DbTx; repairData: RepairDataPr
   }
 
   return {
-    async list(ctx: RequestContext, page: number, perPage: number) {
-      const { rows, total } = await repo.listVehicles(db, owner(ctx), perPage, pageOffset(page, perPage));
+    async list(actor: Actor, page: number, perPage: number) {
+      const { rows, total } = await repo.listVehicles(db, actor.userId, perPage, pageOffset(page, perPage));
       return { rows, meta: pageMeta(page, perPage, total) };
     },
 
-    async get(ctx: RequestContext, id: number): Promise<Vehicle> {
-      const vehicle = await repo.findOwnVehicle(db, owner(ctx), id);
+    async get(actor: Actor, id: number): Promise<Vehicle> {
+      const vehicle = await repo.findOwnVehicle(db, actor.userId, id);
       if (!vehicle) throw AppError.notFound('Vehicle');
       return vehicle;
     },
 
-    async create(ctx: RequestContext, body: CreateVehicleBody) {
-      const ownerId = owner(ctx);
+    async create(actor: Actor, body: CreateVehicleBody) {
+      const ownerId = actor.userId;
       await checkDuplicates(ownerId, body);
       return guarded(body, () =>
         repo.insertVehicle(db, {
@@ -85,8 +80,8 @@ export function createVehiclesService(deps: { db: DbTx; repairData: RepairDataPr
       );
     },
 
-    async update(ctx: RequestContext, id: number, body: UpdateVehicleBody) {
-      const ownerId = owner(ctx);
+    async update(actor: Actor, id: number, body: UpdateVehicleBody) {
+      const ownerId = actor.userId;
       const current = await repo.findOwnVehicle(db, ownerId, id);
       if (!current) throw AppError.notFound('Vehicle');
       await checkDuplicates(ownerId, body, id);
@@ -111,16 +106,16 @@ export function createVehiclesService(deps: { db: DbTx; repairData: RepairDataPr
       return updated;
     },
 
-    async remove(ctx: RequestContext, id: number) {
-      if (!(await repo.softDeleteVehicle(db, owner(ctx), id))) throw AppError.notFound('Vehicle');
+    async remove(actor: Actor, id: number) {
+      if (!(await repo.softDeleteVehicle(db, actor.userId, id))) throw AppError.notFound('Vehicle');
     },
 
     /** Public and prestataire lookup: the repair-data vehicle for a VIN or plate. */
     lookup: identifyOrNotFound,
 
     /** Links a garage vehicle to its repair-data vehicle, by the VIN or plate given (then saved) or its own. */
-    async identify(ctx: RequestContext, id: number, override: { vin?: string; plate?: string }) {
-      const ownerId = owner(ctx);
+    async identify(actor: Actor, id: number, override: { vin?: string; plate?: string }) {
+      const ownerId = actor.userId;
       const vehicle = await repo.findOwnVehicle(db, ownerId, id);
       if (!vehicle) throw AppError.notFound('Vehicle');
       const vin = override.vin ?? vehicle.vin;

@@ -1,0 +1,53 @@
+import type { DbTx } from '../../db/index.js';
+import type { Caller } from '../../lib/context.js';
+import { insertActivity } from './activity-log.repository.js';
+
+/** What an entry is about: `{ type: 'user', id: 42 }`. */
+export interface ActivitySubject {
+  type: string;
+  id: number | null;
+}
+
+/** The state of the subject before and after the change (only what changed, never secrets). */
+export interface ActivityDetails {
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
+}
+
+/** The actor's columns: a user by id and role; anonymous visitors and the platform by role alone. */
+function actorColumns(actor: Caller) {
+  switch (actor.kind) {
+    case 'user':
+      return { actorId: actor.userId, actorRole: actor.role, ip: actor.ip || null };
+    case 'anonymous':
+      return { actorId: null, actorRole: 'anonymous', ip: actor.ip || null };
+    case 'system':
+      return { actorId: null, actorRole: 'system', ip: null };
+  }
+}
+
+/**
+ * The one writer of the activity log, built once with the app and handed to the services that
+ * record. Given the caller's transaction, the entry commits or rolls back with the change it records.
+ */
+export function createActivityRecorder(deps: { db: DbTx }) {
+  return {
+    /** Records who (`actor`) did what (`action`, dotted: `user.status_changed`) to which subject. */
+    async record(actor: Caller, action: string, subject: ActivitySubject, details: ActivityDetails = {}, tx?: DbTx) {
+      await insertActivity(tx ?? deps.db, {
+        ...actorColumns(actor),
+        action,
+        subjectType: subject.type,
+        subjectId: subject.id,
+        before: details.before ?? null,
+        after: details.after ?? null,
+        requestId: actor.requestId,
+      });
+    },
+  };
+}
+
+export type ActivityRecorder = ReturnType<typeof createActivityRecorder>;
+
+/** An account as the subject of an entry. */
+export const userSubject = (id: number): ActivitySubject => ({ type: 'user', id });
