@@ -27,17 +27,8 @@ export interface AppOverrides {
  * Opens the configured database and, unless `MIGRATE_ON_START=false` (a migration Job runs before
  * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
  */
-export async function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
-  const database = await createDatabase({
-    url: config.database.url,
-    dataDir: config.database.dataDir,
-    poolSize: config.database.poolSize,
-    schema,
-    migrationsFolder,
-    extensions: ['pg_trgm', 'btree_gin'],
-  });
-  if (options.migrate ?? config.migrateOnStart) await database.migrate();
-  return database;
+export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
+  return createDatabase({ ...config.database, schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'], migrate: options.migrate ?? config.migrateOnStart });
 }
 
 /** Builds the log tracker; never listens, so tests drive it with `inject`. */

@@ -57,3 +57,4 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
     },
   };
 }
+export { describeMigrateCli, type MigrateCliSuiteOptions } from './testing-migrate-cli.js';
