@@ -1,5 +1,5 @@
 import websocket from '@fastify/websocket';
-import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -7,7 +7,7 @@ import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
-import { createSessionStore } from './modules/auth/auth.service.js';
+import { accountSessions } from './modules/auth/auth.repository.js';
 import { createWebhookGuard, type ResolveHost } from './modules/alerts/webhook-target.js';
 import { createIngestKeysService } from './modules/ingest-keys/ingest-keys.service.js';
 import { createLogEvents } from './modules/logs/log-events.js';
@@ -44,7 +44,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   await app.register(authPlugin, {
     secret: config.auth.jwtSecret,
-    store: createSessionStore({ db: database.db, ttlDays: config.auth.tokenTtlDays }),
+    store: createSessionStore({ db: database.db, sessions: accountSessions, ttlDays: config.auth.tokenTtlDays }),
   });
   const access = createProjectAccess({ db: database.db });
   const ingestKeys = createIngestKeysService({ db: database.db, access });

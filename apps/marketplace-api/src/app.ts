@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -9,7 +9,8 @@ import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
 import { systemContext } from './lib/context.js';
 import { registerModules, VERSION } from './modules/index.js';
-import { createSessionStore, createUsersService } from './modules/users/users.service.js';
+import { accountSessions } from './modules/users/users.repository.js';
+import { createUsersService } from './modules/users/users.service.js';
 
 export { VERSION };
 
@@ -54,7 +55,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   await app.register(authPlugin, {
     secret: config.auth.jwtSecret,
-    store: createSessionStore({ db, ttlDays: config.auth.tokenTtlDays }),
+    store: createSessionStore({ db, sessions: accountSessions, ttlDays: config.auth.tokenTtlDays }),
   });
 
   await registerFoundation(app, {

@@ -1,4 +1,4 @@
-import { generateSessionId, hashPassword, type SessionStore } from '@repo/auth';
+import { hashPassword } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import { and, eq, isNull, sql } from 'drizzle-orm';
@@ -18,23 +18,6 @@ import type { RequestContext } from '../../lib/context.js';
 import { recordActivity } from '../activity-log/activity-log.repository.js';
 import * as repo from './users.repository.js';
 import { presentUser } from './users.schemas.js';
-
-/** The sessions table behind bearer tokens; a session of a suspended, banned or deleted user is dead. */
-export function createSessionStore(deps: { db: DbTx; ttlDays: number }): SessionStore {
-  return {
-    async create({ userId, ip, userAgent }) {
-      const id = generateSessionId();
-      await repo.insertSession(deps.db, { id, userId, ip, userAgent });
-      return { id };
-    },
-    async resolve(sessionId, userId) {
-      const session = await repo.resolveSession(deps.db, sessionId, userId, deps.ttlDays);
-      return session ? { role: session.role } : null;
-    },
-    revoke: (sessionId) => repo.revokeSession(deps.db, sessionId),
-    revokeAllForUser: (userId, except) => repo.revokeUserSessions(deps.db, userId, except),
-  };
-}
 
 export interface NewAccount {
   role: Role;
