@@ -5,7 +5,9 @@ import { createTestDatabase, type TestDatabase } from '@repo/db/testing';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { getTableConfig, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionStore, createSessionsRepository, sessionsTable } from '../src/index.js';
+import { createServer } from '@repo/http';
+import { authPlugin, createSessionStore, createSessionsRepository, requireActor, sessionsTable } from '../src/index.js';
+import { sessionToken } from '../src/testing.js';
 
 const users = pgTable('users', {
   id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -176,5 +178,29 @@ describe('the session store', { timeout: 60_000 }, () => {
       }),
     ).rejects.toThrow('rolled back');
     expect(await repository.resolve(database.db, 'in-tx', user.id, ttlDays)).toEqual({ role: 'user' });
+  });
+
+  it('backs the auth plugin: a token from sessionToken (the tests’ sign-in) authenticates until the session is revoked', async () => {
+    const store = joined();
+    const app = createServer({ logLevel: 'silent' });
+    await app.register(authPlugin, { secret: 'test-secret-that-is-long-enough-for-hs256-0123456789', store });
+    app.get('/me', { onRequest: app.auth.authenticate }, async (request) => ({ data: requireActor(request) }));
+    await app.ready();
+    try {
+      const user = await newUser('prestataire');
+      const token = await sessionToken(app, user.id);
+
+      const me = await app.inject({ method: 'GET', url: '/me', headers: { authorization: `Bearer ${token}` } });
+      expect(me.statusCode, me.body).toBe(200);
+      const actor = (me.json() as { data: { userId: number; role: string; sessionId: string } }).data;
+      expect(actor).toMatchObject({ userId: user.id, role: 'prestataire' });
+      const [row] = await database.db.select().from(sessions).where(eq(sessions.id, actor.sessionId));
+      expect(row).toMatchObject({ ip: '127.0.0.1', userAgent: 'vitest' });
+
+      await store.revoke(actor.sessionId);
+      expect((await app.inject({ method: 'GET', url: '/me', headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(401);
+    } finally {
+      await app.close();
+    }
   });
 });
