@@ -1,5 +1,5 @@
 import websocket from '@fastify/websocket';
-import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -7,7 +7,7 @@ import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
-import { createSessionStore } from './modules/auth/auth.service.js';
+import { accountSessions } from './modules/auth/auth.repository.js';
 import { createWebhookGuard, type ResolveHost } from './modules/alerts/webhook-target.js';
 import { createIngestKeysService } from './modules/ingest-keys/ingest-keys.service.js';
 import { createLogEvents } from './modules/logs/log-events.js';
@@ -27,17 +27,8 @@ export interface AppOverrides {
  * Opens the configured database and, unless `MIGRATE_ON_START=false` (a migration Job runs before
  * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
  */
-export async function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
-  const database = await createDatabase({
-    url: config.database.url,
-    dataDir: config.database.dataDir,
-    poolSize: config.database.poolSize,
-    schema,
-    migrationsFolder,
-    extensions: ['pg_trgm', 'btree_gin'],
-  });
-  if (options.migrate ?? config.migrateOnStart) await database.migrate();
-  return database;
+export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
+  return createDatabase({ ...config.database, schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'], migrate: options.migrate ?? config.migrateOnStart });
 }
 
 /** Builds the log tracker; never listens, so tests drive it with `inject`. */
@@ -53,7 +44,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   await app.register(authPlugin, {
     secret: config.auth.jwtSecret,
-    store: createSessionStore({ db: database.db, ttlDays: config.auth.tokenTtlDays }),
+    store: createSessionStore({ db: database.db, sessions: accountSessions, ttlDays: config.auth.tokenTtlDays }),
   });
   const access = createProjectAccess({ db: database.db });
   const ingestKeys = createIngestKeysService({ db: database.db, access });

@@ -1,47 +1,35 @@
 import { hashPassword } from '@repo/auth';
-import { createTestDatabase, type TestDatabase } from '@repo/db/testing';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
+import { sessionToken } from '@repo/auth/testing';
+import { startTestApp, type TestApp as SharedTestApp } from '@repo/db/testing';
+import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { migrationsFolder, schema, type Schema } from '../src/db/index.js';
 import { logs, projectMembers, projects, users, type LogLevel, type NewLog, type ProjectRole } from '../src/db/schema/index.js';
 
-export interface TestApp {
-  app: FastifyInstance;
-  database: TestDatabase<Schema>;
-  config: Readonly<Config>;
-  close(): Promise<void>;
-}
+// The generic helpers are the packages' (@repo/http, @repo/db); re-exported for the test files.
+export { expectError } from '@repo/http/expect-error';
+
+export type TestApp = SharedTestApp<FastifyInstance, Schema, Config>;
 
 /**
  * The app over a fresh, migrated database of its own (PGlite in memory, or a new database on the
  * server named by TEST_DATABASE_URL). Rate limits are high unless a test sets them.
  */
-export async function buildTestApp(
-  env: Record<string, string> = {},
-  overrides: Omit<AppOverrides, 'database'> = {},
-): Promise<TestApp> {
-  const database = await createTestDatabase({ schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'] });
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    DATA_DIR: 'memory://',
-    RATE_LIMIT_AUTHENTICATED: '100000',
-    RATE_LIMIT_PUBLIC: '100000',
-    ...env,
+export function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
+  return startTestApp({
+    database: { schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'] },
+    config: () =>
+      loadConfig({
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        DATA_DIR: 'memory://',
+        RATE_LIMIT_AUTHENTICATED: '100000',
+        RATE_LIMIT_PUBLIC: '100000',
+        ...env,
+      }),
+    build: (config, database) => buildApp(config, { ...overrides, database }),
   });
-  const app = await buildApp(config, { ...overrides, database });
-  await app.ready();
-  return {
-    app,
-    database,
-    config,
-    async close() {
-      await app.close();
-      await database.destroy();
-    },
-  };
 }
 
 // One real argon2id hash shared by every factory user: hashing per user would dominate test time.
@@ -81,8 +69,7 @@ export async function createUser(t: TestApp, values: { name?: string; email?: st
     .values({ name, email, passwordHash: await passwordHash })
     .returning();
   if (!user) throw new Error('no user inserted');
-  const session = await t.app.auth.store.create({ userId: user.id, ip: '127.0.0.1' });
-  const token = t.app.jwt.sign({ sub: String(user.id), sid: session.id });
+  const token = await sessionToken(t.app, user.id);
   return { id: user.id, email, name, token, headers: { authorization: `Bearer ${token}` } };
 }
 
@@ -121,13 +108,4 @@ export async function createLogs(
     receivedAt: e.receivedAt ?? new Date(now),
   }));
   return t.database.db.insert(logs).values(rows).returning();
-}
-
-/** Asserts the error envelope and its code; answers the parsed body. */
-export function expectError(response: LightMyRequestResponse, status: number, code: string) {
-  const body = response.json() as { error: string; message: string; errors?: Record<string, string[]> };
-  expect(response.statusCode, response.body).toBe(status);
-  expect(body.error).toBe(code);
-  expect(typeof body.message).toBe('string');
-  return body;
 }

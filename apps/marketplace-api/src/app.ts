@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import { authPlugin, createLoginThrottle, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -10,7 +10,8 @@ import { createLocalStorage } from './integrations/storage/storage.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerModules, VERSION } from './modules/index.js';
-import { createSessionStore, createUsersService } from './modules/users/users.service.js';
+import { accountSessions } from './modules/users/users.repository.js';
+import { createUsersService } from './modules/users/users.service.js';
 
 export { VERSION };
 
@@ -32,17 +33,8 @@ declare module 'fastify' {
  * Opens the configured database and, unless `MIGRATE_ON_START=false` (a migration Job runs before
  * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
  */
-export async function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
-  const database = await createDatabase({
-    url: config.database.url,
-    dataDir: config.database.dataDir,
-    poolSize: config.database.poolSize,
-    schema,
-    migrationsFolder,
-    extensions,
-  });
-  if (options.migrate ?? config.migrateOnStart) await database.migrate();
-  return database;
+export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
+  return createDatabase({ ...config.database, schema, migrationsFolder, extensions, migrate: options.migrate ?? config.migrateOnStart });
 }
 
 /** Builds the marketplace; never listens, so tests drive it with `inject`. */
@@ -64,7 +56,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   await app.register(authPlugin, {
     secret: config.auth.jwtSecret,
-    store: createSessionStore({ db, ttlDays: config.auth.tokenTtlDays }),
+    store: createSessionStore({ db, sessions: accountSessions, ttlDays: config.auth.tokenTtlDays }),
   });
 
   await registerFoundation(app, {

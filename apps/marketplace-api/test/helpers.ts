@@ -1,6 +1,6 @@
-import { createTestDatabase, type TestDatabase } from '@repo/db/testing';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { expect } from 'vitest';
+import { sessionToken } from '@repo/auth/testing';
+import { startTestApp, type TestApp as SharedTestApp } from '@repo/db/testing';
+import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
@@ -11,28 +11,18 @@ import { createActivityRecorder } from '../src/modules/activity-log/activity-log
 import { createUsersService, type NewAccount } from '../src/modules/users/users.service.js';
 import { eq } from 'drizzle-orm';
 
-export interface TestApp {
-  app: FastifyInstance;
-  database: TestDatabase<Schema>;
-  config: Readonly<Config>;
-  close(): Promise<void>;
-}
+// The generic helpers are the packages' (@repo/http, @repo/db); re-exported for the test files.
+export { bearer, expectError } from '@repo/http/expect-error';
+
+export type TestApp = SharedTestApp<FastifyInstance, Schema, Config>;
 
 /** The app over a fresh, migrated database of its own (PGlite in memory or TEST_DATABASE_URL's server). */
-export async function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
-  const database = await createTestDatabase({ schema, migrationsFolder, extensions });
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env });
-  const app = await buildApp(config, { ...overrides, database });
-  await app.ready();
-  return {
-    app,
-    database,
-    config,
-    async close() {
-      await app.close();
-      await database.destroy();
-    },
-  };
+export function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
+  return startTestApp({
+    database: { schema, migrationsFolder, extensions },
+    config: () => loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env }),
+    build: (config, database) => buildApp(config, { ...overrides, database }),
+  });
 }
 
 /** A SIRET passing the Luhn check, different for each `n`. */
@@ -70,9 +60,8 @@ export interface TestUser {
 }
 
 /** Opens a session for a user the way sign-in does, and returns its bearer token. */
-export async function tokenFor(t: TestApp, userId: number): Promise<string> {
-  const session = await t.app.auth.store.create({ userId, ip: '127.0.0.1', userAgent: 'vitest' });
-  return t.app.jwt.sign({ sub: String(userId), sid: session.id });
+export function tokenFor(t: TestApp, userId: number): Promise<string> {
+  return sessionToken(t.app, userId);
 }
 
 /** The users service over the test database, for set-ups the API does not offer (anonymising an account directly). */
@@ -130,19 +119,6 @@ export async function createPrestataire(
     created.profile = updated ?? created.profile;
   }
   return created;
-}
-
-export function bearer(token: string) {
-  return { authorization: `Bearer ${token}` };
-}
-
-/** Asserts an error envelope with its status and code; answers the parsed body. */
-export function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  const body = res.json() as { error: string; message: string; errors?: Record<string, string[]>; current_status?: string };
-  expect(body.error).toBe(code);
-  expect(typeof body.message).toBe('string');
-  return body;
 }
 
 /** How the fake repair-data vendor answers a request. */

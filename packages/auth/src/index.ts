@@ -4,3 +4,12 @@ export * from './throttle.js';
 export { authPlugin, requireActor, type Actor, type AuthPluginOptions, type SessionStore, type TokenClaims } from './plugin.js';
 // Re-exported so that the declaration files import @fastify/jwt, whose types add `app.jwt`.
 export type { JWT } from '@fastify/jwt';
+export {
+  createSessionStore,
+  createSessionsRepository,
+  sessionsTable,
+  type SessionsRepository,
+  type SessionsTable,
+  type SessionsTableOptions,
+  type SessionUser,
+} from './sessions.js';

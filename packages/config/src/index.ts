@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 export class ConfigError extends Error {
@@ -137,4 +138,19 @@ export function resolveSecret(opts: { name: string; value?: string; dataDir: str
   mkdirSync(opts.dataDir, { recursive: true });
   writeFileSync(file, JSON.stringify({ ...secrets, [opts.name]: generated }, null, 2), { mode: 0o600 });
   return generated;
+}
+
+/**
+ * Whether the module at `moduleUrl` (its `import.meta.url`) is the script node was started with,
+ * so that a CLI runs when executed (`node dist/cli/migrate.js`) and not when a test imports it.
+ * Links are followed: pnpm's bin shims and a deployed symlink name the same file.
+ */
+export function isEntryPoint(moduleUrl: string, argv: readonly string[] = process.argv): boolean {
+  const entry = argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === fileURLToPath(moduleUrl);
+  } catch {
+    return false;
+  }
 }

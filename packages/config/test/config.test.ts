@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildCommonConfig, commonEnvShape, ConfigError, parseEnv, resolveSecret } from '../src/index.js';
+import { buildCommonConfig, commonEnvShape, ConfigError, isEntryPoint, parseEnv, resolveSecret } from '../src/index.js';
 
 const schema = z.object({ ...commonEnvShape, PORT: z.coerce.number().int().default(8001) });
 
@@ -74,5 +75,25 @@ describe('resolveSecret', () => {
 
   it('prefers the configured value', () => {
     expect(resolveSecret({ name: 'S', value: 'given', dataDir: 'memory://', production: true })).toBe('given');
+  });
+});
+
+describe('isEntryPoint', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'entry-'));
+  const script = join(dir, 'cli.js');
+  writeFileSync(script, '');
+  const link = join(dir, 'linked.js');
+  symlinkSync(script, link);
+  const url = pathToFileURL(script).href;
+
+  it('is true for the script node was started with, through a link too', () => {
+    expect(isEntryPoint(url, ['node', script])).toBe(true);
+    expect(isEntryPoint(url, ['node', link])).toBe(true);
+  });
+
+  it('is false when another script was started, none was, or the path does not exist', () => {
+    expect(isEntryPoint(url, ['node'])).toBe(false);
+    expect(isEntryPoint(url, ['node', join(dir, 'missing.js')])).toBe(false);
+    expect(isEntryPoint(pathToFileURL(join(dir, 'other.js')).href, ['node', script])).toBe(false);
   });
 });

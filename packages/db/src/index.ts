@@ -38,6 +38,11 @@ export interface DatabaseOptions<S extends Record<string, unknown>> {
   extensions?: ExtensionName[];
   /** Called with PostgreSQL's notices (postgres.js only); silent by default. */
   onNotice?: (message: string) => void;
+  /**
+   * Runs the migrations before answering (an app at start-up, unless a migration Job runs them
+   * first); a failed migration closes the connections and rejects.
+   */
+  migrate?: boolean;
 }
 
 export interface DatabaseHandle<S extends Record<string, unknown>> {
@@ -79,6 +84,19 @@ function preparing(client: postgres.Sql): postgres.Sql {
 export async function createDatabase<S extends Record<string, unknown>>(
   options: DatabaseOptions<S>,
 ): Promise<DatabaseHandle<S>> {
+  const handle = await connect(options);
+  if (options.migrate) {
+    try {
+      await handle.migrate();
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+  return handle;
+}
+
+async function connect<S extends Record<string, unknown>>(options: DatabaseOptions<S>): Promise<DatabaseHandle<S>> {
   if (options.url) {
     const client = postgres(options.url, {
       max: options.poolSize ?? 10,
@@ -178,3 +196,4 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
+export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

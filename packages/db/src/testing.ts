@@ -57,3 +57,53 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
     },
   };
 }
+export { describeMigrateCli, type MigrateCliSuiteOptions } from './testing-migrate-cli.js';
+
+/** What an app's test gets: the app, ready, over a database of its own, and one call to close both. */
+export interface TestApp<A, S extends Record<string, unknown>, C> {
+  app: A;
+  database: TestDatabase<S>;
+  config: Readonly<C>;
+  close(): Promise<void>;
+}
+
+export interface StartTestAppOptions<A, S extends Record<string, unknown>, C> {
+  /** The app's schema, migrations and extensions. */
+  database: TestDatabaseOptions<S>;
+  /** The app's configuration for the test, parsed the way the app parses it. */
+  config(): C;
+  /** Builds the app (never listening) over the test's database, which the test owns. */
+  build(config: Readonly<C>, database: TestDatabase<S>): Promise<A>;
+}
+
+/**
+ * An app over a fresh, migrated database of its own (PGlite in memory, or a new database on the
+ * server named by TEST_DATABASE_URL), ready for `inject`. `close` closes the app, then drops the
+ * database; a failure while building drops it at once.
+ */
+export async function startTestApp<A extends { ready(): PromiseLike<unknown>; close(): PromiseLike<unknown> }, S extends Record<string, unknown>, C>(
+  options: StartTestAppOptions<A, S, C>,
+): Promise<TestApp<A, S, C>> {
+  const database = await createTestDatabase(options.database);
+  let app: A | undefined;
+  let config: Readonly<C>;
+  try {
+    config = options.config();
+    app = await options.build(config, database);
+    await app.ready();
+  } catch (error) {
+    await app?.close();
+    await database.destroy();
+    throw error;
+  }
+  const built = app;
+  return {
+    app: built,
+    database,
+    config,
+    async close() {
+      await built.close();
+      await database.destroy();
+    },
+  };
+}

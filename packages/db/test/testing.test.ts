@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { queryRows, sql } from '../src/index.js';
-import { createTestDatabase } from '../src/testing.js';
+import { createTestDatabase, startTestApp } from '../src/testing.js';
 import { initMigrations, schema, vehicles } from './fixtures.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -88,3 +88,76 @@ if (serverUrl) {
     });
   });
 }
+
+describe('startTestApp', { timeout: 60_000 }, () => {
+  /** An app in the shape the services take: built over a database it does not own, made ready, then closed. */
+  function fakeApp(database: { db: unknown }, events: string[], failReady = false) {
+    return {
+      database,
+      async ready() {
+        events.push('ready');
+        if (failReady) throw new Error('plugin failed to load');
+      },
+      async close() {
+        events.push('app closed');
+      },
+    };
+  }
+
+  it('builds the app over a fresh migrated database with the parsed config, ready; close closes the app then the database', async () => {
+    const events: string[] = [];
+    const t = await startTestApp({
+      database: { schema, migrationsFolder: initMigrations() },
+      config: () => ({ name: 'example', limit: 3 }),
+      build: async (config, database) => {
+        events.push(`built with ${config.name}`);
+        return fakeApp(database, events);
+      },
+    });
+
+    expect(events).toEqual(['built with example', 'ready']);
+    expect(t.config).toEqual({ name: 'example', limit: 3 });
+    expect(t.app.database).toBe(t.database);
+    expect(await t.database.db.select().from(vehicles)).toEqual([]);
+
+    await t.close();
+    expect(events.at(-1)).toBe('app closed');
+    expect((await t.database.ping()).ok).toBe(false);
+  });
+
+  it('closes what it opened and rethrows when the configuration, the build or ready fails', async () => {
+    const opened: { ping(): Promise<{ ok: boolean }> }[] = [];
+    const database = { schema, migrationsFolder: initMigrations() };
+
+    await expect(
+      startTestApp({
+        database,
+        config: () => {
+          throw new Error('Invalid configuration');
+        },
+        build: async (_config, db) => (opened.push(db), fakeApp(db, [])),
+      }),
+    ).rejects.toThrow('Invalid configuration');
+    expect(opened).toEqual([]);
+
+    await expect(
+      startTestApp({
+        database,
+        config: () => ({}),
+        build: async (_config, db) => {
+          opened.push(db);
+          throw new Error('no such plugin');
+        },
+      }),
+    ).rejects.toThrow('no such plugin');
+
+    const events: string[] = [];
+    await expect(
+      startTestApp({ database, config: () => ({}), build: async (_config, db) => (opened.push(db), fakeApp(db, events, true)) }),
+    ).rejects.toThrow('plugin failed to load');
+    expect(events).toEqual(['ready', 'app closed']);
+
+    expect(opened).toHaveLength(2);
+    for (const db of opened) expect((await db.ping()).ok).toBe(false);
+  });
+});

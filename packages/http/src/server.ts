@@ -31,6 +31,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const SECRET_PARAM = /token|code|otp|secret|key|signature|password/i;
 const REDACTED = '[REDACTED]';
 
+/**
+ * The one list, for both services, of request headers that carry credentials: a bearer token or
+ * cookie, and the log tracker's ingest key. They are removed from any log line that holds a
+ * request's headers (an app's own `req` serializer, a plugin's).
+ */
+export const REDACTED_HEADERS = ['authorization', 'cookie', 'x-ingest-key'] as const;
+
 function decodeKey(key: string): string {
   try {
     return decodeURIComponent(key.replace(/\+/g, ' '));
@@ -90,7 +97,7 @@ function loggerOptions(logger: ServerOptions['logger'], level: string): FastifyS
   const err = serializeError as (error: Error) => { type: string; message: string; stack: string; [key: string]: unknown };
   const defaults = {
     level,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-ingest-key"]'], remove: true },
+    redact: { paths: REDACTED_HEADERS.map((name) => `req.headers["${name}"]`), remove: true },
     // `path` and `url` are how plugins log a URL of their own (@fastify/websocket logs `path`).
     serializers: { req: serializeRequest, err, path: redactString, url: redactString },
   };

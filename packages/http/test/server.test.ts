@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError, createServer, noRateLimit, pageMeta, pageOffset, redactUrl, type AppInstance } from '../src/index.js';
+import { AppError, createServer, noRateLimit, pageMeta, pageOffset, REDACTED_HEADERS, redactUrl, type AppInstance } from '../src/index.js';
 import { buildApp, json } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -403,5 +403,29 @@ describe('redactUrl', () => {
     await app.close();
     expect(lines.join('')).toContain('/link?token=[REDACTED]');
     expect(lines.join('')).not.toContain('very-secret-link-token');
+  });
+
+  it('removes the credential headers from a log line that carries the request’s headers', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(chunk.toString('utf8'));
+        callback();
+      },
+    });
+    // A serializer of the caller's own that logs every header: the redaction still applies.
+    const logger = { level: 'info', stream, serializers: { req: (request: { headers: unknown }) => ({ headers: request.headers }) } };
+    const app = createServer({ logLevel: 'info', logger });
+    app.get('/headers', async () => ({ ok: true }));
+    await app.inject({
+      method: 'GET',
+      url: '/headers',
+      headers: { authorization: 'Bearer secret-jwt', cookie: 'sid=secret-cookie', 'x-ingest-key': 'ltk_secret-key', 'x-trace': 'kept' },
+    });
+    await app.close();
+    const headers = lines.map((line) => (JSON.parse(line) as { req?: { headers?: Record<string, string> } }).req?.headers).find(Boolean);
+    expect(headers).toMatchObject({ 'x-trace': 'kept' });
+    for (const name of REDACTED_HEADERS) expect(headers).not.toHaveProperty(name);
+    expect(lines.join('')).not.toMatch(/secret-(jwt|cookie|key)/);
   });
 });

@@ -187,6 +187,18 @@ export function errorResponses<const C extends readonly (400 | 401 | 403 | 404 |
   return Object.fromEntries(codes.map((c) => [c, errorEnvelope])) as { [K in C[number]]: typeof errorEnvelope };
 }
 
+/**
+ * `POST /auth/logout` as both services document it: the bearer's session ends at once, so its
+ * token stops working even before it expires.
+ */
+export const logoutSchema = {
+  operationId: 'logout',
+  tags: ['auth'],
+  summary: 'End the current session; its token stops working at once',
+  security: [{ bearerAuth: [] }],
+  response: { 200: messageEnvelope, ...errorResponses(401, 429) },
+};
+
 /** Trims, lower-cases and checks an e-mail address. */
 export const email = z
   .string()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { email, envelope, errorResponses, idParams, iso, isoDateTime, paginationQuery, storableText, timestamp, unstorableTextPaths } from '../src/index.js';
+import { email, envelope, errorResponses, idParams, iso, isoDateTime, logoutSchema, paginationQuery, storableText, timestamp, unstorableTextPaths } from '../src/index.js';
 import { z } from 'zod';
 
 describe('shared schemas', () => {
@@ -62,5 +62,14 @@ describe('text PostgreSQL can store', () => {
     let deep: unknown = 'x\ud800';
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(unstorableTextPaths(deep)).toHaveLength(1);
+  });
+});
+
+describe('logoutSchema', () => {
+  it('documents the logout both services share: bearer only, a message or 401/429 envelopes', () => {
+    expect(logoutSchema).toMatchObject({ operationId: 'logout', tags: ['auth'], security: [{ bearerAuth: [] }] });
+    expect(Object.keys(logoutSchema.response).sort()).toEqual(['200', '401', '429']);
+    expect(logoutSchema.response[200].parse({ message: 'Signed out' })).toEqual({ message: 'Signed out' });
+    expect(logoutSchema.response[401].safeParse({ error: 'unauthenticated', message: 'Sign in' }).success).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { isEntryPoint } from '@repo/config';
 import { evaluateSample, formatTable, sampleName, type SampleResult } from '../modules/patterns/evaluation.js';
 
 /** Every labelled CSV sample in a directory and in its `more/` directory, in name order. */
@@ -37,4 +37,4 @@ export function main(argv: string[] = process.argv.slice(2), env: Record<string,
   return 0;
 }
 
-if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main();
+if (isEntryPoint(import.meta.url)) process.exitCode = main();

@@ -1,5 +1,4 @@
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { isEntryPoint } from '@repo/config';
 import { openDatabase } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createMaintenanceJob } from '../jobs/maintenance.js';
@@ -66,15 +65,5 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
 }
 
-function executedDirectly(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === fileURLToPath(import.meta.url);
-  } catch {
-    return false;
-  }
-}
-
 // Run when executed (`node dist/cli/retention.js`), not when imported (tests call `main`).
-if (executedDirectly()) process.exitCode = await main();
+if (isEntryPoint(import.meta.url)) process.exitCode = await main();

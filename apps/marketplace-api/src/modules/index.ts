@@ -1,10 +1,10 @@
+import { createOpenAiCompatibleModel } from '@repo/ai';
 import type { LoginThrottle } from '@repo/auth';
 import type { DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db, Schema } from '../db/index.js';
-import { createOpenAiCompatibleModel } from '../integrations/ai/chat-model.js';
 import { createIdentityVerifiers } from '../integrations/identity/identity.js';
 import { createBuiltinKycVerifier } from '../integrations/kyc/kyc.js';
 import type { Mailer } from '../integrations/mail/mailer.js';

@@ -1,4 +1,5 @@
-import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sessionsTable } from '@repo/auth/sessions';
+import { integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 
 export const users = pgTable(
@@ -14,20 +15,7 @@ export const users = pgTable(
   (t) => [uniqueIndex('users_email_unique').on(t.email)],
 );
 
-export const sessions = pgTable(
-  'sessions',
-  {
-    id: text('id').primaryKey(),
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    ip: text('ip'),
-    userAgent: text('user_agent'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-    lastUsedAt: timestamp('last_used_at', { withTimezone: true }).notNull().defaultNow(),
-    revokedAt: timestamp('revoked_at', { withTimezone: true }),
-  },
-  (t) => [index('sessions_user_id_idx').on(t.userId)],
-);
+/** Server-side sessions behind bearer tokens (the JWT's `sid`); the table is @repo/auth's. */
+export const sessions = sessionsTable({ userId: () => users.id, userIndexName: 'sessions_user_id_idx', ipRequired: false });
 
 export type User = typeof users.$inferSelect;

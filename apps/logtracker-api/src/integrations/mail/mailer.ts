@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { mailLogFields, type MailTransport, type OutgoingMail } from '@repo/mail';
 import type { FastifyBaseLogger } from 'fastify';
 
-export interface MailMessage {
-  to: string;
-  subject: string;
-  text: string;
-  html?: string;
-}
+export type MailMessage = OutgoingMail;
 
 /** Sends one e-mail; rejects when the message was not accepted, so the caller can retry it. */
 export interface Mailer {
@@ -16,14 +12,18 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
-/**
- * What a log line may say of an e-mail: its kind, the recipient's domain and the message's id.
- * Never the subject, the body or the address: an alert quotes log lines, which may hold secrets.
- */
-export function mailLogFields(to: string, messageId?: string) {
-  const at = to.lastIndexOf('@');
+/** What the log says of an alert e-mail (@repo/mail): never its subject, body or address, since an alert quotes log lines. */
+const logFields = (to: string, messageId?: string) => mailLogFields('alert', to, { messageId });
+
+/** Alerts over SMTP: the message goes to the server, and the log says only that it went. */
+export function createSmtpMailer(deps: { transport: MailTransport; log?: Pick<FastifyBaseLogger, 'info'> }): Mailer {
   return {
-    mail: { template: 'alert', to_domain: at >= 0 ? to.slice(at + 1) : '(none)', ...(messageId ? { message_id: messageId } : {}) },
+    kind: 'smtp',
+    async send(message) {
+      const { messageId } = await deps.transport.send(message);
+      deps.log?.info(logFields(message.to, messageId), 'e-mail sent');
+    },
+    close: () => deps.transport.close(),
   };
 }
 
@@ -57,7 +57,7 @@ export function createLogMailer(deps: { log: Pick<FastifyBaseLogger, 'info'>; fr
       const entry = { ...message, id: randomUUID(), from: deps.from, at: new Date() };
       outbox.push(entry);
       if (outbox.length > limit) outbox.splice(0, outbox.length - limit);
-      deps.log.info(mailLogFields(message.to, entry.id), 'e-mail kept in the in-memory outbox (no SMTP_URL configured)');
+      deps.log.info(logFields(message.to, entry.id), 'e-mail kept in the in-memory outbox (no SMTP_URL configured)');
     },
     async close() {},
   };

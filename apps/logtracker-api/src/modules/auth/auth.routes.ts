@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { requireActor } from '@repo/auth';
-import { envelope, errorResponses, messageEnvelope } from '@repo/schemas';
+import { envelope, errorResponses, logoutSchema } from '@repo/schemas';
 import type { AuthService } from './auth.service.js';
 import { AuthResponse, LoginBody, presentUser, RegisterBody, UserResponse } from './auth.schemas.js';
 
@@ -46,16 +46,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
 
     app.post(
       '/auth/logout',
-      {
-        onRequest: app.auth.authenticate,
-        schema: {
-          operationId: 'logout',
-          tags: ['auth'],
-          summary: 'End the current session; its token stops working at once',
-          security: [{ bearerAuth: [] }],
-          response: { 200: messageEnvelope, ...errorResponses(401, 429) },
-        },
-      },
+      { onRequest: app.auth.authenticate, schema: logoutSchema },
       async (request) => {
         await deps.auth.logout(requireActor(request).sessionId);
         return { message: 'Logged out' };

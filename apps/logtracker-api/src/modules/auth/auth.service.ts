@@ -1,25 +1,8 @@
-import { generateSessionId, hashPassword, verifyAgainstDecoy, verifyPassword, type LoginThrottle, type SessionStore } from '@repo/auth';
+import { hashPassword, verifyAgainstDecoy, verifyPassword, type LoginThrottle, type SessionStore } from '@repo/auth';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import * as repo from './auth.repository.js';
 import type { LoginBody, RegisterBody } from './auth.schemas.js';
-
-/** The sessions table behind bearer tokens: every log-tracker user has the one role `user`. */
-export function createSessionStore(deps: { db: DbTx; ttlDays: number }): SessionStore {
-  return {
-    async create({ userId, ip, userAgent }) {
-      const id = generateSessionId();
-      await repo.insertSession(deps.db, { id, userId, ip, userAgent });
-      return { id };
-    },
-    async resolve(sessionId, userId) {
-      const session = await repo.resolveSession(deps.db, sessionId, userId, deps.ttlDays);
-      return session ? { role: 'user' } : null;
-    },
-    revoke: (sessionId) => repo.revokeSession(deps.db, sessionId),
-    revokeAllForUser: (userId, except) => repo.revokeUserSessions(deps.db, userId, except),
-  };
-}
 
 export function createAuthService(deps: { db: DbTx; throttle: LoginThrottle; sessions: SessionStore }) {
   const { db } = deps;

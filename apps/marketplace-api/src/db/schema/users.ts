@@ -1,3 +1,4 @@
+import { sessionsTable } from '@repo/auth/sessions';
 import { sql } from 'drizzle-orm';
 import { check, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
@@ -56,22 +57,8 @@ export const users = pgTable(
   ],
 );
 
-/** Server-side sessions behind bearer tokens (the JWT's `sid`). */
-export const sessions = pgTable(
-  'sessions',
-  {
-    id: text('id').primaryKey(),
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    ip: text('ip').notNull(),
-    userAgent: text('user_agent'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-    lastUsedAt: timestamp('last_used_at', { withTimezone: true }).notNull().defaultNow(),
-    revokedAt: timestamp('revoked_at', { withTimezone: true }),
-  },
-  (t) => [index('sessions_user_idx').on(t.userId)],
-);
+/** Server-side sessions behind bearer tokens (the JWT's `sid`); the table is @repo/auth's. */
+export const sessions = sessionsTable({ userId: () => users.id, userIndexName: 'sessions_user_idx', ipRequired: true });
 
 export const TOKEN_PURPOSES = [
   'email_verification_link',

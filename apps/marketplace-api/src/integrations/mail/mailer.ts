@@ -1,17 +1,8 @@
-import { ConfigError } from '@repo/config';
+import { mailLogFields, smtpCode, smtpTransportFor, type MailTransport } from '@repo/mail';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../../db/index.js';
 import { mailOutbox, type Lang } from '../../db/schema/index.js';
 import { toHtml, toText, type MailTemplate } from './templates.js';
-import { createSmtpTransport, type MailTransport } from './transport.js';
-
-/** The SMTP reply code or nodemailer's error code of a failed send, for the log. */
-function smtpCode(error: unknown): string | number | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const { responseCode, code } = error as { responseCode?: unknown; code?: unknown };
-  if (typeof responseCode === 'number') return responseCode;
-  return typeof code === 'string' ? code : undefined;
-}
 
 export interface Mailer {
   readonly kind: 'smtp' | 'log';
@@ -26,23 +17,6 @@ export interface Mailer {
   close(): Promise<void>;
 }
 
-/**
- * What a log line may say of an e-mail: the template, the recipient's domain and the message's id.
- * Never the body, the subject or the address: they carry reset links, codes and personal data,
- * and logs are kept longer and read by more people than the mailbox they were meant for.
- */
-export function mailLogFields(template: string, to: string, ids: { outboxId?: number; messageId?: string } = {}) {
-  const at = to.lastIndexOf('@');
-  return {
-    mail: {
-      template,
-      to_domain: at >= 0 ? to.slice(at + 1) : '(none)',
-      ...(ids.outboxId === undefined ? {} : { outbox_id: ids.outboxId }),
-      ...(ids.messageId === undefined ? {} : { message_id: ids.messageId }),
-    },
-  };
-}
-
 export function createMailer(deps: {
   db: DbTx;
   log: Pick<FastifyBaseLogger, 'info' | 'error'>;
@@ -52,10 +26,7 @@ export function createMailer(deps: {
   /** In production there is no built-in mailer: a missing SMTP server is a configuration error. */
   production?: boolean;
 }): Mailer {
-  const transport = deps.transport ?? (deps.smtpUrl ? createSmtpTransport({ url: deps.smtpUrl, from: deps.from }) : undefined);
-  if (!transport && deps.production) {
-    throw new ConfigError('Invalid configuration:\n  SMTP_URL: required in production (NODE_ENV=production); e-mails are never written to the log');
-  }
+  const transport = deps.transport ?? smtpTransportFor(deps);
   const pending = new Set<Promise<void>>();
 
   async function record(values: typeof mailOutbox.$inferInsert) {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { ChatMessage, ChatModel } from '@repo/ai';
 import { AppError } from '@repo/http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../../db/index.js';
-import type { ChatMessage, ChatModel } from '../../integrations/ai/chat-model.js';
 import * as repo from './ai.repository.js';
 
 export const AI_FEATURES = ['service_suggestion', 'estimate_explanation'] as const;

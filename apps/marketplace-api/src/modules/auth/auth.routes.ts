@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
-import { errorResponses, messageEnvelope } from '@repo/schemas';
+import { errorResponses, logoutSchema, messageEnvelope } from '@repo/schemas';
 import type { FastifyRequest } from 'fastify';
 import type { PrestataireProfile, User } from '../../db/schema/index.js';
 import { actorOf, anonymousOf } from '../../lib/context.js';
@@ -97,16 +97,7 @@ export function authRoutes(deps: { auth: AuthService }): FastifyPluginAsyncZod {
 
     app.post(
       '/auth/logout',
-      {
-        onRequest: app.auth.authenticate,
-        schema: {
-          operationId: 'logout',
-          tags: ['auth'],
-          summary: 'End the current session; its token stops working at once',
-          security: [{ bearerAuth: [] }],
-          response: { 200: messageEnvelope, ...errorResponses(401, 429) },
-        },
-      },
+      { onRequest: app.auth.authenticate, schema: logoutSchema },
       async (request) => {
         await deps.auth.logout(actorOf(request));
         return { message: 'Signed out' };

@@ -1,4 +1,5 @@
-import { and, eq, gt, isNull, lt, ne, sql } from 'drizzle-orm';
+import { createSessionsRepository } from '@repo/auth';
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import {
   deviceTokens,
@@ -75,58 +76,19 @@ export async function updateUser(db: DbTx, id: number, values: Partial<NewUser>)
   return row;
 }
 
-export async function insertSession(db: DbTx, values: { id: string; userId: number; ip: string; userAgent?: string }) {
-  await db.insert(sessions).values(values);
-}
-
 /**
- * The live session's role: not revoked, not idle past its lifetime, its user active and not
- * deleted, so suspension, banning and deletion take effect on the next request. The touch of
- * `last_used_at` is skipped when the session was used in the last minute.
+ * The sessions behind bearer tokens. A session lives while its user is active and not deleted, so
+ * suspension, banning and deletion take effect on the next request.
  */
-export async function resolveSession(db: DbTx, sessionId: string, userId: number, ttlDays: number) {
-  const idleLimit = sql`now() - make_interval(days => ${ttlDays})`;
-  const [row] = await db
-    .select({ role: users.role, lastUsedAt: sessions.lastUsedAt })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(
-      and(
-        eq(sessions.id, sessionId),
-        eq(sessions.userId, userId),
-        isNull(sessions.revokedAt),
-        gt(sessions.lastUsedAt, idleLimit),
-        eq(users.status, 'active'),
-        isNull(users.deletedAt),
-      ),
-    )
-    .limit(1);
-  if (!row) return undefined;
-  if (Date.now() - row.lastUsedAt.getTime() > 60_000) {
-    await db
-      .update(sessions)
-      .set({ lastUsedAt: sql`now()` })
-      .where(and(eq(sessions.id, sessionId), lt(sessions.lastUsedAt, sql`now() - interval '60 seconds'`)));
-  }
-  return row;
-}
+export const accountSessions = createSessionsRepository({
+  table: sessions,
+  user: { table: users, id: users.id, role: users.role, allowed: and(eq(users.status, 'active'), isNull(users.deletedAt)) },
+});
 
-export async function revokeSession(db: DbTx, sessionId: string) {
-  await db.update(sessions).set({ revokedAt: sql`now()` }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)));
-}
+export const revokeUserSessions = accountSessions.revokeAllForUser;
 
-export async function revokeUserSessions(db: DbTx, userId: number, exceptSessionId?: string) {
-  await db
-    .update(sessions)
-    .set({ revokedAt: sql`now()` })
-    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), exceptSessionId ? ne(sessions.id, exceptSessionId) : undefined));
-}
-
-/** The newest session start of a user: "signed in recently" for sensitive actions. */
-export async function sessionStartedAt(db: DbTx, sessionId: string) {
-  const [row] = await db.select({ createdAt: sessions.createdAt }).from(sessions).where(eq(sessions.id, sessionId)).limit(1);
-  return row?.createdAt;
-}
+/** When the session began: "signed in recently" for sensitive actions. */
+export const sessionStartedAt = accountSessions.startedAt;
 
 /** Whether another account holds the address as its e-mail. */
 export async function emailTakenByAnother(db: DbTx, email: string, userId: number) {

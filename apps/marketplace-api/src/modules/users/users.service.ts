@@ -1,4 +1,4 @@
-import { generateSessionId, hashPassword, type SessionStore } from '@repo/auth';
+import { hashPassword } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
@@ -7,23 +7,6 @@ import type { Actor, Caller, SystemActor } from '../../lib/context.js';
 import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import * as repo from './users.repository.js';
 import { presentUser } from './users.schemas.js';
-
-/** The sessions table behind bearer tokens; a session of a suspended, banned or deleted user is dead. */
-export function createSessionStore(deps: { db: DbTx; ttlDays: number }): SessionStore {
-  return {
-    async create({ userId, ip, userAgent }) {
-      const id = generateSessionId();
-      await repo.insertSession(deps.db, { id, userId, ip, userAgent });
-      return { id };
-    },
-    async resolve(sessionId, userId) {
-      const session = await repo.resolveSession(deps.db, sessionId, userId, deps.ttlDays);
-      return session ? { role: session.role } : null;
-    },
-    revoke: (sessionId) => repo.revokeSession(deps.db, sessionId),
-    revokeAllForUser: (userId, except) => repo.revokeUserSessions(deps.db, userId, except),
-  };
-}
 
 export interface NewAccount {
   role: Role;

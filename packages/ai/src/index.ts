@@ -1,3 +1,7 @@
+/**
+ * A client of the OpenAI chat-completions protocol (OpenAI, or any server speaking it: a local
+ * model, a gateway). The apps keep their prompts and what they do with an answer.
+ */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
@@ -32,6 +36,7 @@ interface ChatCompletionsBody {
 
 const tokens = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null);
 
+/** The model at `url`; every request is bounded by `timeoutMs`. */
 export function createOpenAiCompatibleModel(options: OpenAiCompatibleOptions): ChatModel {
   const endpoint = `${options.url.replace(/\/+$/, '')}/chat/completions`;
   return {
