@@ -599,8 +599,10 @@ async function measureAnalyse(rows, { sql, base, token }) {
   const response = await call(base, 'POST', `/api/projects/${project}/analyze`, { body: { time_range: '24h' }, token });
   const elapsed = (performance.now() - start) / 1000;
   const [{ unassigned, total }] = await sql`
-    select count(*) filter (where pattern_id is null)::int as unassigned, count(*)::int as total
-      from logs where project_id = ${project}`;
+    select count(*) filter (where lp.log_id is null)::int as unassigned, count(*)::int as total
+      from logs l
+      left join log_patterns lp on lp.project_id = l.project_id and lp.log_id = l.id
+     where l.project_id = ${project}`;
   const { mined } = response.data.result;
   const complete = unassigned === 0 && total === ANALYSE_LOGS;
   rows.push([

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { count, eq, isNull, and } from 'drizzle-orm';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logs } from '../src/db/schema/index.js';
 import { buildTestApp, createLogs, createProject, createUser, expectError, type TestApp, type TestUser } from './helpers.js';
@@ -66,7 +66,13 @@ describe('POST /api/projects/{id}/analyze', () => {
     const [untagged] = await t.database.db
       .select({ n: count() })
       .from(logs)
-      .where(and(eq(logs.projectId, projectId), isNull(logs.patternId)));
+      .where(
+        and(
+          eq(logs.projectId, projectId),
+          sql`not exists (select 1 from log_patterns lp
+                           where lp.project_id = ${logs.projectId} and lp.log_id = ${logs.id})`,
+        ),
+      );
     expect(untagged?.n).toBe(0);
   });
 

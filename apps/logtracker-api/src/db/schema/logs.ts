@@ -21,17 +21,12 @@ export const logs = pgTable(
     // The time the entry says it happened (the submitted timestamp, or the time received).
     timestamp: timestamp('timestamp', { withTimezone: true }).notNull(),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
-    // Set by the analysis: the mined pattern (patterns.id) this message belongs to.
-    patternId: integer('pattern_id'),
   },
   (t) => [
     primaryKey({ name: 'logs_pkey', columns: [t.id, t.timestamp] }),
     // Newest first within a project, with the id as tie-breaker for a stable order.
     index('logs_project_time_idx').on(t.projectId, t.timestamp.desc(), t.id.desc()),
     index('logs_project_level_time_idx').on(t.projectId, t.level, t.timestamp.desc(), t.id.desc()),
-    index('logs_project_pattern_time_idx')
-      .on(t.projectId, t.patternId, t.timestamp.desc(), t.id.desc())
-      .where(sql`${t.patternId} is not null`),
     // Case-insensitive substring search (ILIKE '%…%') is served by a trigram index that also
     // holds the project (btree_gin), so a search reads only the matches of its project: a word
     // common in other projects costs nothing here.

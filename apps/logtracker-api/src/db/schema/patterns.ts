@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { projects, type LogLevel } from './projects.js';
 import { users } from './users.js';
 
@@ -21,6 +21,29 @@ export const patterns = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex('patterns_project_cluster_unique').on(t.projectId, t.clusterId)],
+);
+
+/**
+ * The pattern of each mined log, beside the log rather than in it: tagging a million logs writes a
+ * million narrow rows here, where updating them in the logs table rewrote every row and every
+ * index entry of it (the trigram index above all), several times slower. Keyed by the log's id
+ * within its project (mining goes in id order, so the key grows at its end), with the log's time
+ * and level, so the analysis counts patterns without reading the logs; rows go with their logs
+ * (retention, project deletion).
+ */
+export const logPatterns = pgTable(
+  'log_patterns',
+  {
+    projectId: integer('project_id').notNull(),
+    timestamp: timestamp('timestamp', { withTimezone: true }).notNull(),
+    logId: bigint('log_id', { mode: 'number' }).notNull(),
+    level: text('level').$type<LogLevel>().notNull(),
+    patternId: integer('pattern_id').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'log_patterns_pkey', columns: [t.projectId, t.logId] }),
+    index('log_patterns_pattern_time_idx').on(t.projectId, t.patternId, t.timestamp.desc(), t.logId.desc()),
+  ],
 );
 
 /** The template miner's state per project, so that mining resumes where it stopped. */

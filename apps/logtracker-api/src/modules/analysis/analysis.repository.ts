@@ -3,8 +3,8 @@ import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { analyses, type LogLevel } from '../../db/schema/index.js';
 
-function levelFilter(levels: LogLevel[]): SQL {
-  return sql`level in (${sql.join(
+function levelFilter(levels: LogLevel[], column: SQL = sql`level`): SQL {
+  return sql`${column} in (${sql.join(
     levels.map((l) => sql`${l}`),
     sql`, `,
   )})`;
@@ -15,9 +15,9 @@ export function patternCounts(db: DbTx, projectId: number, from: Date, to: Date,
   return queryRows<{ pattern_id: number; n: number }>(
     db,
     sql`select pattern_id, count(*)::int as n
-          from logs
+          from log_patterns
          where project_id = ${projectId} and timestamp >= ${timestamptz(from)} and timestamp < ${timestamptz(to)}
-           and pattern_id is not null and ${levelFilter(levels)}
+           and ${levelFilter(levels)}
          group by pattern_id
          order by n desc, pattern_id
          limit ${limit}`,
@@ -28,18 +28,21 @@ export function patternCounts(db: DbTx, projectId: number, from: Date, to: Date,
 export function newPatterns(db: DbTx, projectId: number, from: Date, to: Date, levels: LogLevel[], limit: number) {
   return queryRows<{ pattern_id: number; n: number }>(
     db,
-    sql`select l.pattern_id, count(*)::int as n
-          from logs l
-          join patterns p on p.id = l.pattern_id
-         where l.project_id = ${projectId} and l.timestamp >= ${timestamptz(from)} and l.timestamp < ${timestamptz(to)}
-           and p.first_seen >= ${timestamptz(from)} and ${levelFilter(levels)}
-         group by l.pattern_id
-         order by n desc, l.pattern_id
+    sql`select lp.pattern_id, count(*)::int as n
+          from log_patterns lp
+          join patterns p on p.id = lp.pattern_id
+         where lp.project_id = ${projectId} and lp.timestamp >= ${timestamptz(from)} and lp.timestamp < ${timestamptz(to)}
+           and p.first_seen >= ${timestamptz(from)} and ${levelFilter(levels, sql`lp.level`)}
+         group by lp.pattern_id
+         order by n desc, lp.pattern_id
          limit ${limit}`,
   );
 }
 
-/** Counts per bucket of the range, per pattern (for the given patterns) or per level. */
+/**
+ * Counts per bucket of the range, per pattern or per level. Patterns are counted from their tags,
+ * levels from the logs.
+ */
 export function bucketCounts(
   db: DbTx,
   projectId: number,
@@ -49,15 +52,15 @@ export function bucketCounts(
   by: 'pattern_id' | 'level',
   levels: LogLevel[],
 ) {
-  const key = by === 'pattern_id' ? sql`pattern_id::text` : sql`level`;
+  const [key, table] = by === 'pattern_id' ? [sql`pattern_id::text`, sql`log_patterns`] : [sql`level`, sql`logs`];
   return queryRows<{ key: string | null; bucket: Date | string; n: number }>(
     db,
     sql`select ${key} as key,
                date_bin(make_interval(secs => ${bucketSeconds}), timestamp, ${timestamptz(from)}) as bucket,
                count(*)::int as n
-          from logs
+          from ${table}
          where project_id = ${projectId} and timestamp >= ${timestamptz(from)} and timestamp < ${timestamptz(to)}
-           and ${levelFilter(levels)} ${by === 'pattern_id' ? sql`and pattern_id is not null` : sql``}
+           and ${levelFilter(levels)}
          group by 1, 2`,
   );
 }
@@ -71,11 +74,11 @@ export function periodCounts(
   by: 'pattern_id' | 'level',
   levels: LogLevel[],
 ) {
-  const key = by === 'pattern_id' ? sql`pattern_id::text` : sql`level`;
+  const [key, table] = by === 'pattern_id' ? [sql`pattern_id::text`, sql`log_patterns`] : [sql`level`, sql`logs`];
   return queryRows<{ key: string | null; n: number }>(
     db,
     sql`select ${key} as key, count(*)::int as n
-          from logs
+          from ${table}
          where project_id = ${projectId} and timestamp >= ${timestamptz(from)} and timestamp < ${timestamptz(to)}
            and ${levelFilter(levels)}
          group by 1`,

@@ -1,6 +1,6 @@
 import { escapeLike } from '@repo/db';
 import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
-import { logs, type Log, type LogLevel } from '../../db/schema/index.js';
+import { logPatterns, logs, type Log, type LogLevel } from '../../db/schema/index.js';
 import type { LogCursor } from './logs.schemas.js';
 
 /** The filters of a list of one project's logs, shared by the list, the search and the counts. */
@@ -22,7 +22,10 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,
     filters.search ? ilike(logs.message, likePattern(filters.search)) : undefined,
-    filters.patternId ? eq(logs.patternId, filters.patternId) : undefined,
+    filters.patternId
+      ? sql`exists (select 1 from ${logPatterns} lp
+                     where lp.project_id = ${projectId} and lp.log_id = ${logs.id} and lp.pattern_id = ${filters.patternId})`
+      : undefined,
     ...(filters.after
       ? [
           sql`(${logs.timestamp}, ${logs.id}) < (${cursorTime(filters.after)}, ${filters.after.id}::bigint)`,

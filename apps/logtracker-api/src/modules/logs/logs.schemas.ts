@@ -199,7 +199,8 @@ export const LogListMeta = z.object({
 export const LogListEnvelope = paginatedEnvelope(LogResponse, LogListMeta);
 export const BatchEnvelope = envelope(z.object({ accepted: z.number().int() }));
 
-export function presentLog(log: Log) {
+/** A log as answered: with its pattern once an analysis has tagged it. */
+export function presentLog(log: Log & { patternId?: number | null }) {
   return {
     id: log.id,
     project_id: log.projectId,

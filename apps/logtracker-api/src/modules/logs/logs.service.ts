@@ -5,6 +5,7 @@ import type { NewLog } from '../../db/schema/index.js';
 import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
+import { patternsOfLogs } from '../patterns/patterns.repository.js';
 import { listLogs } from './logs.list.repository.js';
 import * as repo from './logs.repository.js';
 import { BatchText } from './batch-text.js';
@@ -123,8 +124,9 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
         query.cursor ? 0 : pageOffset(page, per_page),
       );
       const last = rows.at(-1);
+      const tags = await patternsOfLogs(db, projectId, rows.map((r) => r.id));
       return {
-        rows,
+        rows: rows.map((r) => ({ ...r, patternId: tags.get(r.id) ?? null })),
         meta: {
           ...pageMeta(page, per_page, total),
           total_is_estimate: estimated,
@@ -136,7 +138,8 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     async get(actor: Actor, logId: number) {
       const log = await repo.findLogForMember(db, logId, actor.userId);
       if (!log) throw AppError.notFound('Log');
-      return log;
+      const tags = await patternsOfLogs(db, log.projectId, [log.id]);
+      return { ...log, patternId: tags.get(log.id) ?? null };
     },
   };
 }

@@ -5,10 +5,19 @@ import * as repo from './patterns.repository.js';
 
 const PAGE = 5_000;
 
+function templateOf(miner: TemplateMiner, clusterId: number): string {
+  return miner.template(clusterId) ?? '';
+}
+
+function clusterInfo(miner: TemplateMiner, clusterId: number, latest: Map<number, { message: string }>) {
+  return { clusterId, template: templateOf(miner, clusterId), sample: latest.get(clusterId)?.message ?? '' };
+}
+
 /**
  * Mines the templates of a project's logs in a range and tags every log of the range with its
- * pattern. Work is cut into pages with a yield between them, so ingestion keeps flowing while a
- * large range is mined; runs of one project are serialised.
+ * pattern. Work goes a page at a time: while a page is mined, the next one is read and the tags of
+ * the one before are written, with a yield between pages so ingestion keeps flowing while a large range is mined; runs
+ * of one project are serialised.
  */
 export function createPatternMiningService(deps: { db: DbTx }) {
   const { db } = deps;
@@ -17,65 +26,71 @@ export function createPatternMiningService(deps: { db: DbTx }) {
   async function mine(projectId: number, from: Date, to: Date) {
     const state = await repo.loadMinerState(db, projectId);
     const miner = state ? TemplateMiner.fromJSON(state) : new TemplateMiner();
+    const existing = await repo.listProjectPatterns(db, projectId);
+    // Cluster id → pattern id, for every cluster that has had a pattern, merged away or not.
+    const patternOf = new Map<number, number>(existing.map((p) => [p.clusterId, p.id]));
+    const touched = new Set<number>();
+    // The newest message of each cluster in this run, for the pattern's sample.
+    const latest = new Map<number, { ts: string; message: string }>();
 
-    const assigned: { logId: number; clusterId: number }[] = [];
-    const samples = new Map<number, string>();
-    let afterId = 0;
+    let mined = 0;
+    let writing: Promise<void> = Promise.resolve();
+    let next = repo.logsToMine(db, projectId, from, to, 0, PAGE);
     for (;;) {
-      const page = await repo.unassignedLogs(db, projectId, from, to, afterId, PAGE);
-      for (const row of page) {
-        const { clusterId } = miner.add(row.message);
-        assigned.push({ logId: Number(row.id), clusterId });
-        if (!samples.has(clusterId)) samples.set(clusterId, row.message.slice(0, 2_000));
+      const window = await next;
+      // The next page is read while this one is mined and the one before is written.
+      const last = window.at(-1);
+      if (window.length === PAGE && last) {
+        next = repo.logsToMine(db, projectId, from, to, Number(last.id), PAGE);
+        // Awaited at the next turn; until then a failure must not count as unhandled.
+        next.catch(() => undefined);
       }
-      if (page.length < PAGE) break;
-      afterId = Number(page[page.length - 1]?.id);
+      const page = window.filter((row): row is repo.UnminedLog => row.message !== null);
+      const clusterIds = page.map((row) => miner.add(row.message).clusterId);
+      const tags: { log: repo.UnminedLog; patternId: number }[] = [];
+      const fresh: number[] = [];
+      for (let i = 0; i < page.length; i++) {
+        const clusterId = miner.resolve(clusterIds[i] as number);
+        clusterIds[i] = clusterId;
+        touched.add(clusterId);
+        if (!patternOf.has(clusterId) && !fresh.includes(clusterId)) fresh.push(clusterId);
+        const row = page[i] as repo.UnminedLog;
+        const seen = latest.get(clusterId);
+        if (!seen || seen.ts < row.ts) latest.set(clusterId, { ts: row.ts, message: row.message.slice(0, 2_000) });
+      }
+      await writing;
+      if (fresh.length > 0) {
+        const ids = await repo.upsertPatterns(db, projectId, fresh.map((clusterId) => clusterInfo(miner, clusterId, latest)));
+        for (const [clusterId, id] of ids) patternOf.set(clusterId, id);
+      }
+      for (let i = 0; i < page.length; i++) {
+        tags.push({ log: page[i] as repo.UnminedLog, patternId: patternOf.get(clusterIds[i] as number) as number });
+      }
+      writing = repo.tagLogs(db, projectId, tags);
+      mined += page.length;
+      if (window.length < PAGE) break;
       await yieldToEventLoop();
     }
+    await writing;
 
-    // Clusters merge as mining goes on: resolve every id to the cluster that holds it now.
-    const existing = await repo.listProjectPatterns(db, projectId);
-    const liveClusters = new Map<number, string>();
-    for (const c of miner.clusters()) liveClusters.set(c.id, c.template);
-    const touched = new Set<number>();
-    for (const a of assigned) {
-      a.clusterId = miner.resolve(a.clusterId);
-      touched.add(a.clusterId);
+    // Clusters merge as mining goes on: a pattern whose cluster was absorbed hands its logs to the
+    // survivor's; templates widened since a pattern was created are written back.
+    const storedTemplate = new Map(existing.map((p) => [p.clusterId, p.template]));
+    for (const [clusterId] of patternOf) {
+      const target = miner.resolve(clusterId);
+      if (target !== clusterId || storedTemplate.get(clusterId) !== templateOf(miner, clusterId)) touched.add(target);
     }
-    for (const p of existing) {
-      const target = miner.resolve(p.clusterId);
-      if (target !== p.clusterId || liveClusters.get(p.clusterId) !== p.template) touched.add(target);
+    const live = [...touched].filter((clusterId) => miner.resolve(clusterId) === clusterId);
+    const ids = await repo.upsertPatterns(db, projectId, live.map((clusterId) => clusterInfo(miner, clusterId, latest)));
+    for (const [clusterId, id] of ids) patternOf.set(clusterId, id);
+    for (const [clusterId, patternId] of patternOf) {
+      const target = patternOf.get(miner.resolve(clusterId));
+      if (target !== undefined && target !== patternId) await repo.mergePattern(db, projectId, patternId, target);
     }
-
-    const patternIds = await repo.upsertPatterns(
-      db,
-      projectId,
-      [...touched].map((clusterId) => ({
-        clusterId,
-        template: liveClusters.get(clusterId) ?? '',
-        sample: samples.get(clusterId) ?? '',
-      })),
-    );
-    for (const p of existing) {
-      if (!patternIds.has(p.clusterId)) patternIds.set(p.clusterId, p.id);
-    }
-
-    await repo.assignPatterns(
-      db,
-      projectId,
-      assigned.map((a) => ({ logId: a.logId, patternId: patternIds.get(a.clusterId) as number })),
-    );
-    for (const p of existing) {
-      const target = miner.resolve(p.clusterId);
-      const targetPattern = patternIds.get(target);
-      if (target !== p.clusterId && targetPattern !== undefined && targetPattern !== p.id) {
-        await repo.mergePattern(db, projectId, p.id, targetPattern);
-      }
-    }
-    const refreshed = [...touched].map((c) => patternIds.get(c)).filter((id): id is number => id !== undefined);
+    const refreshed = live.map((clusterId) => patternOf.get(clusterId)).filter((id): id is number => id !== undefined);
     await repo.refreshPatternStats(db, projectId, refreshed);
     await repo.saveMinerState(db, projectId, miner.toJSON());
-    return { mined: assigned.length, patterns: refreshed.length };
+    return { mined, patterns: refreshed.length };
   }
 
   return {

@@ -1,7 +1,7 @@
 import { withTransaction } from '@repo/db';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
+import { logPatterns, logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
 
 /** The project and the caller's role in it, or undefined when the caller is not a member. */
 export async function findForMember(db: DbTx, projectId: number, userId: number) {
@@ -79,7 +79,7 @@ export async function updateProject(
 }
 
 /**
- * The project, then its logs (which have no foreign key to cascade from, see insertLogs). In this
+ * The project, then its logs and their pattern tags (which have no foreign key to cascade from, see insertLogs). In this
  * order: deleting the project waits for the inserts holding its row, and the logs' delete, a
  * statement later, sees what they committed.
  */
@@ -87,5 +87,6 @@ export async function deleteProject(db: DbTx, projectId: number) {
   await withTransaction(db, async (tx) => {
     await tx.delete(projects).where(eq(projects.id, projectId));
     await tx.delete(logs).where(eq(logs.projectId, projectId));
+    await tx.delete(logPatterns).where(eq(logPatterns.projectId, projectId));
   });
 }

@@ -1,5 +1,6 @@
 import { sqlState, withTransaction } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
+import { deleteExpiredTags } from '../patterns/patterns.repository.js';
 import * as repo from './retention.repository.js';
 import type { DailyPartition } from './retention.repository.js';
 
@@ -187,6 +188,8 @@ export function createRetentionService(deps: {
           if (!batch.more || signal.aborted) break;
           await pause();
         }
+        // The pattern tags of expired logs go with them, whichever way the logs went.
+        await deleteExpiredTags(db, project.id, project.cutoff);
         if (forProject > 0) {
           logger.info({ projectId: project.id, deleted: forProject, cutoff: project.cutoff.toISOString() }, 'retention: expired logs deleted');
         }

@@ -1,0 +1,86 @@
+import { count, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logPatterns, projects } from '../src/db/schema/index.js';
+import { createRetentionJob } from '../src/jobs/retention.js';
+import { buildTestApp, createLogs, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/**
+ * The pattern of each mined log lives beside it (log_patterns): these tags must go wherever their
+ * logs go, or counts and filters would keep logs that no longer exist.
+ */
+let t: TestApp;
+let owner: TestUser;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  owner = await createUser(t);
+});
+afterAll(() => t.close());
+
+async function tagsOf(projectId: number) {
+  const [row] = await t.database.db.select({ n: count() }).from(logPatterns).where(eq(logPatterns.projectId, projectId));
+  return row?.n ?? 0;
+}
+
+async function analysedProject(ages: number[]) {
+  const project = await createProject(t, owner);
+  const now = Date.now();
+  await createLogs(
+    t,
+    project.id,
+    ages.map((age, i) => ({ message: `job ${i} finished in ${age % 997} ms`, timestamp: new Date(now - age) })),
+  );
+  const response = await t.app.inject({
+    method: 'POST',
+    url: `/api/projects/${project.id}/analyze`,
+    headers: owner.headers,
+    payload: { time_range: '30d' },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  expect(await tagsOf(project.id)).toBe(ages.length);
+  return project.id;
+}
+
+describe('pattern tags follow their logs', () => {
+  it('leave with the logs retention deletes, and stay with the logs it keeps', async () => {
+    const projectId = await analysedProject([10 * DAY, 8 * DAY, DAY, 60_000]);
+    await t.database.db.update(projects).set({ retentionDays: 7 }).where(eq(projects.id, projectId));
+    const retention = createRetentionJob({
+      db: t.database.db,
+      logger: { info: () => undefined, error: () => undefined },
+      batchSize: 5000,
+      pauseMs: 0,
+    });
+    await retention.runOnce();
+    expect(await tagsOf(projectId)).toBe(2);
+
+    const list = (
+      await t.app.inject({ method: 'GET', url: `/api/projects/${projectId}/logs`, headers: owner.headers })
+    ).json();
+    expect(list.data).toHaveLength(2);
+    expect(list.data.every((l: { pattern_id: number | null }) => typeof l.pattern_id === 'number')).toBe(true);
+  });
+
+  it('leave with a deleted project', async () => {
+    const projectId = await analysedProject([DAY, 60_000, 1_000]);
+    const response = await t.app.inject({ method: 'DELETE', url: `/api/projects/${projectId}`, headers: owner.headers });
+    expect(response.statusCode, response.body).toBeLessThan(300);
+    expect(await tagsOf(projectId)).toBe(0);
+  });
+
+  it('are written once however often a range is analysed, and new logs get theirs', async () => {
+    const projectId = await analysedProject([DAY, 60_000]);
+    await createLogs(t, projectId, [{ message: 'job 9 finished in 12 ms', timestamp: new Date() }]);
+    const again = await t.app.inject({
+      method: 'POST',
+      url: `/api/projects/${projectId}/analyze`,
+      headers: owner.headers,
+      payload: { time_range: '30d' },
+    });
+    expect(again.statusCode, again.body).toBe(201);
+    expect(again.json().data.result.mined.logs).toBe(1);
+    expect(await tagsOf(projectId)).toBe(3);
+  });
+});
