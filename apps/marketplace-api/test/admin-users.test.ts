@@ -14,6 +14,7 @@ import {
   validSiret,
   type TestApp,
   type TestUser,
+  expectAdminOnly as adminOnly,
 } from './helpers.js';
 import { startSmtpSink } from './mail-sink.js';
 
@@ -66,12 +67,8 @@ async function latestActivity(action: string, subjectId: number) {
 }
 
 /** No token 401; client and prestataire 403; a suspended administrator's token 401. */
-async function expectAdminOnly(method: Method, url: string, payload?: unknown) {
-  expectError(await call(method, url, undefined, payload), 401, 'unauthenticated');
-  expectError(await call(method, url, client.token, payload), 403, 'forbidden');
-  expectError(await call(method, url, prestataire.token, payload), 403, 'forbidden');
-  expectError(await call(method, url, suspendedAdminToken, payload), 401, 'unauthenticated');
-}
+const expectAdminOnly = (method: Method, url: string, payload?: unknown) =>
+  adminOnly(t, { client: client.token, prestataire: prestataire.token, suspendedAdmin: suspendedAdminToken }, method, url, payload);
 
 describe('GET /admin/users', () => {
   it('lists accounts with their admin fields, newest first, with pagination meta', async () => {

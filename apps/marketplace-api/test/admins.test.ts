@@ -8,7 +8,19 @@ import { createActivityLogService } from '../src/modules/activity-log/activity-l
 import { createAdminUsersService } from '../src/modules/admin-users/admin-users.service.js';
 import { createAdminsService } from '../src/modules/admins/admins.service.js';
 import { createEmailVerificationService } from '../src/modules/email-verification/email-verification.service.js';
-import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, unique, usersService, type TestApp, type TestUser } from './helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createAdmin,
+  createClient,
+  createPrestataire,
+  expectAdminOnly as adminOnly,
+  expectError,
+  unique,
+  usersService,
+  type TestApp,
+  type TestUser,
+} from './helpers.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -59,12 +71,8 @@ describe('administrators', () => {
     return row;
   }
 
-  async function expectAdminOnly(method: Method, url: string, payload?: unknown) {
-    expectError(await call(method, url, undefined, payload), 401, 'unauthenticated');
-    expectError(await call(method, url, client.token, payload), 403, 'forbidden');
-    expectError(await call(method, url, prestataire.token, payload), 403, 'forbidden');
-    expectError(await call(method, url, suspendedAdminToken, payload), 401, 'unauthenticated');
-  }
+  const expectAdminOnly = (method: Method, url: string, payload?: unknown) =>
+    adminOnly(t, { client: client.token, prestataire: prestataire.token, suspendedAdmin: suspendedAdminToken }, method, url, payload);
 
   describe('GET /admin/admins', () => {
     it('lists live administrators only, newest first, paginated', async () => {

@@ -1,5 +1,6 @@
 import { sessionToken } from '@repo/auth/testing';
 import { startTestApp, type TestApp as SharedTestApp } from '@repo/db/testing';
+import { bearer, expectError } from '@repo/http/expect-error';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -232,4 +233,30 @@ export async function startRepairDataVendor(opts: { apiKey?: string } = {}): Pro
       server.close(() => resolve());
     });
   return vendor;
+}
+
+/** The callers an admin-only route must turn away: a client, a prestataire, a suspended administrator. */
+export interface NonAdminTokens {
+  client: string;
+  prestataire: string;
+  suspendedAdmin: string;
+}
+
+/**
+ * Asserts that a route is for administrators only: 401 without a token and for a suspended
+ * administrator (whose sessions no longer count), 403 for a client and a prestataire.
+ */
+export async function expectAdminOnly(
+  t: TestApp,
+  tokens: NonAdminTokens,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: unknown,
+) {
+  const send = (token?: string) =>
+    t.app.inject({ method, url: `/api/v1${url}`, headers: token ? bearer(token) : {}, payload: payload as object | undefined });
+  expectError(await send(), 401, 'unauthenticated');
+  expectError(await send(tokens.client), 403, 'forbidden');
+  expectError(await send(tokens.prestataire), 403, 'forbidden');
+  expectError(await send(tokens.suspendedAdmin), 401, 'unauthenticated');
 }
