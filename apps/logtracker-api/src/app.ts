@@ -28,7 +28,15 @@ export interface AppOverrides {
  * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
  */
 export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
-  return createDatabase({ ...config.database, schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'], migrate: options.migrate ?? config.migrateOnStart });
+  return createDatabase({
+    ...config.database,
+    schema,
+    migrationsFolder,
+    extensions: ['pg_trgm', 'btree_gin'],
+    migrate: options.migrate ?? config.migrateOnStart,
+    // Log lists and searches are planned for their values (filters, search words, cursor).
+    customPlanPoolSize: Math.max(2, Math.ceil(config.database.poolSize / 2)),
+  });
 }
 
 /** Builds the log tracker; never listens, so tests drive it with `inject`. */

@@ -51,6 +51,37 @@ export function createSessionsRepository(options: { table: SessionsTable; user: 
   const table = options.table as ReturnType<typeof sessionsTable<false>>;
   const { user } = options;
 
+  /**
+   * The live-session lookup runs on every authenticated request: built and prepared once per
+   * database (and idle timeout), then executed with the session's key, rather than composed anew
+   * each time.
+   */
+  function prepareResolve(db: DbOrTx, ttlDays: number) {
+    const live = and(
+      eq(table.id, sql.placeholder('sessionId')),
+      eq(table.userId, sql.placeholder('userId')),
+      isNull(table.revokedAt),
+      gt(table.lastUsedAt, sql`now() - make_interval(days => ${ttlDays})`),
+    );
+    return 'table' in user
+      ? db
+          .select({ lastUsedAt: table.lastUsedAt, role: user.role })
+          .from(table)
+          .innerJoin(user.table, eq(user.id, table.userId))
+          .where(and(live, user.allowed))
+          .limit(1)
+          .prepare(`session_resolve_${ttlDays}`)
+      : db.select({ lastUsedAt: table.lastUsedAt }).from(table).where(live).limit(1).prepare(`session_resolve_${ttlDays}`);
+  }
+  const prepared = new WeakMap<DbOrTx, Map<number, ReturnType<typeof prepareResolve>>>();
+  function resolver(db: DbOrTx, ttlDays: number) {
+    let byTtl = prepared.get(db);
+    if (!byTtl) prepared.set(db, (byTtl = new Map()));
+    let query = byTtl.get(ttlDays);
+    if (!query) byTtl.set(ttlDays, (query = prepareResolve(db, ttlDays)));
+    return query;
+  }
+
   return {
     async insert(db: DbOrTx, values: { id: string; userId: number; ip: string; userAgent?: string }) {
       await db.insert(table).values(values);
@@ -61,33 +92,18 @@ export function createSessionsRepository(options: { table: SessionsTable; user: 
      * in), sliding its `last_used_at`; undefined otherwise.
      */
     async resolve(db: DbOrTx, sessionId: string, userId: number, ttlDays: number): Promise<{ role: string } | undefined> {
-      const live = and(
-        eq(table.id, sessionId),
-        eq(table.userId, userId),
-        isNull(table.revokedAt),
-        gt(table.lastUsedAt, sql`now() - make_interval(days => ${ttlDays})`),
-      );
-      let row: { lastUsedAt: Date; role: unknown } | undefined;
-      if ('table' in user) {
-        [row] = await db
-          .select({ lastUsedAt: table.lastUsedAt, role: user.role })
-          .from(table)
-          .innerJoin(user.table, eq(user.id, table.userId))
-          .where(and(live, user.allowed))
-          .limit(1);
-      } else {
-        const [session] = await db.select({ lastUsedAt: table.lastUsedAt }).from(table).where(live).limit(1);
-        row = session && { lastUsedAt: session.lastUsedAt, role: user.role };
-      }
-      if (!row) return undefined;
+      const [row] = await resolver(db, ttlDays).execute({ sessionId, userId });
+      const found = row as { lastUsedAt: Date; role?: unknown } | undefined;
+      const role = found && ('table' in user ? found.role : user.role);
+      if (!found) return undefined;
       // Written at most once a minute: a busy client costs one read per request, not one write.
-      if (Date.now() - row.lastUsedAt.getTime() > 60_000) {
+      if (Date.now() - found.lastUsedAt.getTime() > 60_000) {
         await db
           .update(table)
           .set({ lastUsedAt: sql`now()` })
           .where(and(eq(table.id, sessionId), lt(table.lastUsedAt, sql`now() - interval '60 seconds'`)));
       }
-      return { role: String(row.role) };
+      return { role: String(role) };
     },
 
     async revoke(db: DbOrTx, sessionId: string) {

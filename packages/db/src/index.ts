@@ -43,10 +43,20 @@ export interface DatabaseOptions<S extends Record<string, unknown>> {
    * first); a failed migration closes the connections and rejects.
    */
   migrate?: boolean;
+  /**
+   * Connections (postgres.js only) on which every statement is planned for its values
+   * (`plan_cache_mode = force_custom_plan`), behind `customPlanDb`: for the few queries whose best
+   * plan depends on the values, such as searches over a partitioned table, where a generic plan was
+   * 10–60× slower. Everything else runs on the main pool, whose prepared statements keep their
+   * plans: planning each of them anew cost more than running them. 0 or absent: `customPlanDb` is `db`.
+   */
+  customPlanPoolSize?: number;
 }
 
 export interface DatabaseHandle<S extends Record<string, unknown>> {
   db: Database<S>;
+  /** Statements planned for their values (see DatabaseOptions.customPlanPoolSize); `db` itself on PGlite. */
+  customPlanDb: Database<S>;
   driver: 'pglite' | 'postgres';
   migrate(): Promise<void>;
   ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }>;
@@ -98,21 +108,26 @@ export async function createDatabase<S extends Record<string, unknown>>(
 
 async function connect<S extends Record<string, unknown>>(options: DatabaseOptions<S>): Promise<DatabaseHandle<S>> {
   if (options.url) {
-    const client = postgres(options.url, {
-      max: options.poolSize ?? 10,
-      onnotice: (notice) => options.onNotice?.(String(notice.message)),
-      // postgres.js prepares every statement; after five runs PostgreSQL may switch a prepared
-      // statement to a generic plan, blind to the values, which made project-scoped searches
-      // 10–60× slower. Planning for the actual values costs a fraction of a millisecond.
-      connection: { application_name: 'api', plan_cache_mode: 'force_custom_plan' },
-    });
-    const db = drizzlePostgres(preparing(client), { schema: options.schema }) as unknown as Database<S>;
+    const open = (max: number, settings: Record<string, string> = {}) => {
+      const client = postgres(options.url as string, {
+        max,
+        onnotice: (notice) => options.onNotice?.(String(notice.message)),
+        connection: { application_name: 'api', ...settings },
+      });
+      return { client, db: drizzlePostgres(preparing(client), { schema: options.schema }) as unknown as Database<S> };
+    };
+    const main = open(options.poolSize ?? 10);
+    const custom = options.customPlanPoolSize ? open(options.customPlanPoolSize, { plan_cache_mode: 'force_custom_plan' }) : undefined;
+    const { db } = main;
     return {
       db,
+      customPlanDb: custom?.db ?? db,
       driver: 'postgres',
       migrate: () => migratePostgres(db as never, { migrationsFolder: options.migrationsFolder }),
       ping: () => ping(db),
-      close: () => client.end({ timeout: 5 }),
+      close: async () => {
+        await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 })]);
+      },
     };
   }
 
@@ -124,6 +139,7 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
   const db = drizzlePglite(client, { schema: options.schema }) as unknown as Database<S>;
   return {
     db,
+    customPlanDb: db,
     driver: 'pglite',
     migrate: () => migratePglite(db as never, { migrationsFolder: options.migrationsFolder }),
     ping: () => ping(db),

@@ -8,6 +8,8 @@ export interface TestDatabaseOptions<S extends Record<string, unknown>> {
   extensions?: ExtensionName[];
   /** The server to create fresh databases on; PGlite in memory when absent. */
   serverUrl?: string;
+  /** As DatabaseOptions.customPlanPoolSize (on a server only). */
+  customPlanPoolSize?: number;
 }
 
 export interface TestDatabase<S extends Record<string, unknown>> extends DatabaseHandle<S> {

@@ -9,7 +9,7 @@ import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 let handle: TestDatabase<typeof schema>;
 
 beforeAll(async () => {
-  handle = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+  handle = await createTestDatabase({ schema, migrationsFolder: initMigrations(), customPlanPoolSize: 1 });
 }, 60_000);
 
 afterAll(async () => {
@@ -116,6 +116,23 @@ describe('ping', () => {
 
   it('names its driver', () => {
     expect(handle.driver).toBe(process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite');
+  });
+});
+
+describe('plans', () => {
+  it('keeps prepared plans on the main pool, and plans every statement for its values on the custom-plan one', async () => {
+    const mode = async (db: DbOrTx) =>
+      (await queryRows<{ plan_cache_mode: string }>(db, sql`select current_setting('plan_cache_mode') as plan_cache_mode`))[0]
+        ?.plan_cache_mode;
+    expect(await mode(handle.db)).toBe('auto');
+    if (handle.driver === 'postgres') {
+      expect(handle.customPlanDb).not.toBe(handle.db);
+      expect(await mode(handle.customPlanDb)).toBe('force_custom_plan');
+      expect(await names(handle.customPlanDb)).toEqual(await names(handle.db));
+    } else {
+      // PGlite runs one connection, whose statements are not kept prepared.
+      expect(handle.customPlanDb).toBe(handle.db);
+    }
   });
 });
 

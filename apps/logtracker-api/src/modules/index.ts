@@ -50,7 +50,7 @@ export async function registerModules(
   const { db } = deps.database;
   const { access, events, ingestKeys } = deps;
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
-  const logs = createLogsService({ db, access, events });
+  const logs = createLogsService({ db, listDb: deps.database.customPlanDb, access, events });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
   const { ai } = deps.config;
