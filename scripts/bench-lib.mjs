@@ -82,3 +82,39 @@ export function printTable(title, rows, header = ['figure', 'measured', 'target'
   console.log(text);
   return text;
 }
+
+/**
+ * The common read path against the bare reference (scripts/bare-reads.mjs), alternating in one run
+ * so both see the same machine: for each case, `rounds` times the app then the bare endpoint, each
+ * `seconds` long at `connections` connections (after a short warm-up), summed. Answers table rows:
+ * the app's and the bare figures and their ratio, against the targets (≥ `ratio`× and p99 ≤ `p99Ms`).
+ */
+export async function measureCommonPath({ app, bare, token, cases, seconds = 5, rounds = 2, connections = 20, ratio = 0.7, p99Ms = 15 }) {
+  const headers = { authorization: `Bearer ${token}` };
+  const rows = [];
+  for (const { label, appPath, barePath } of cases) {
+    const totals = { app: { requests: 0, seconds: 0, p99: [] }, bare: { requests: 0, seconds: 0, p99: [] } };
+    for (const [side, url] of [['app', app + appPath], ['bare', bare + barePath]]) {
+      await load({ url, headers, connections, duration: 1 });
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const [side, url] of [['app', app + appPath], ['bare', bare + barePath]]) {
+        const result = await load({ url, headers, connections, duration: seconds });
+        if (result.non2xx > 0 || result.errors > 0) throw new Error(`${label} (${side}): ${result.non2xx} non-2xx, ${result.errors} errors`);
+        totals[side].requests += result.requests.total;
+        totals[side].seconds += result.duration;
+        totals[side].p99.push(result.latency.p99);
+      }
+    }
+    const rate = (side) => totals[side].requests / totals[side].seconds;
+    const p99 = (side) => Math.max(...totals[side].p99);
+    const measured = rate('app') / rate('bare');
+    rows.push([
+      `${label}: app / bare Fastify + postgres.js, ${connections} connections`,
+      `${Math.round(rate('app'))} req/s (p99 ${p99('app')} ms) / ${Math.round(rate('bare'))} req/s (p99 ${p99('bare')} ms) = ${measured.toFixed(2)}×`,
+      `≥ ${ratio}×, p99 ≤ ${p99Ms} ms`,
+      measured >= ratio && p99('app') <= p99Ms ? 'pass' : 'FAIL',
+    ]);
+  }
+  return rows;
+}

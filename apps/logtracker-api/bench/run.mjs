@@ -1,7 +1,7 @@
 // pnpm bench (log tracker): the figures of the performance targets, measured on PostgreSQL.
 //
 //   1. A database: BENCH_DATABASE_URL (it gets the data set: use a scratch database), or a throwaway
-//      PostgreSQL server started here (bench/postgres.mjs), or, when PostgreSQL is not installed or
+//      PostgreSQL server started here (scripts/bench-postgres.mjs), or, when PostgreSQL is not installed or
 //      BENCH_PGLITE=1, the embedded PGlite (the targets are for PostgreSQL; a smaller data set).
 //   2. The app (`node dist/server.js`) on it; a user, a big project and 4 others, an ingest key.
 //   3. The data set, generated server-side with INSERT … SELECT: BENCH_LOGS logs (default 1 000 000)
@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { load, printTable, runNode, startService } from '../../../scripts/bench-lib.mjs';
+import { load, measureCommonPath, printTable, runNode, startService } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -37,7 +37,7 @@ import {
   postgres,
   seededRandom,
 } from './dataset.mjs';
-import { startPostgres } from './postgres.mjs';
+import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
@@ -63,10 +63,10 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst, analyse) runs those phases alone,
+// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst, analyse, common) runs those phases alone,
 // without the data set when reads and retention are left out, and prints the table without
 // writing results.md.
-const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst', 'analyse'];
+const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst', 'analyse', 'common'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
@@ -80,6 +80,10 @@ const BURST_LOGS = positiveInt('BENCH_BURST_LOGS', 300_000);
 const BURST_CLIENTS = 4;
 const BURST_SETTLE_MS = 3000;
 const BURST_SAMPLES = 100;
+
+// The common read path (auth hook, session lookup, query, serialisation) against a bare Fastify +
+// postgres.js endpoint doing the same work: BENCH_COMMON_SECONDS per run, two runs each, alternating.
+const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
 
 // Analysis: BENCH_ANALYSE_LOGS logs (default 1 000 000) of the last 24 hours in a project of their
 // own, loaded server-side, then one POST /analyze over 24 h: mining, and the pattern of every log.
@@ -899,6 +903,31 @@ async function main() {
     }
   }
   if (ONLY.has('burst')) await measureBurst(rows, { base: app.base, token });
+  if (ONLY.has('common')) {
+    if (onPostgres) {
+      log('common path: GET /api/projects and GET /api/user against the bare endpoint, alternating');
+      const bare = await startService(fileURLToPath(new URL('../../../scripts/', import.meta.url)), { ...appEnv, BARE_APP: 'logtracker' }, '/health', 'bare-reads.mjs');
+      killOnCleanup('bare reads', bare.pid);
+      try {
+        rows.push(
+          ...(await measureCommonPath({
+            app: app.base,
+            bare: bare.base,
+            token,
+            seconds: COMMON_SECONDS,
+            cases: [
+              { label: `GET /api/projects (${projectIds.length} projects)`, appPath: '/api/projects', barePath: '/api/projects' },
+              { label: 'GET /api/user', appPath: '/api/user', barePath: '/api/user' },
+            ],
+          })),
+        );
+      } finally {
+        await stopService('bare reads', bare);
+      }
+    } else {
+      rows.push(['common path against the bare endpoint', 'n/a: the bare endpoint needs PostgreSQL', '≥ 0.7×', '—']);
+    }
+  }
   if (ONLY.has('analyse')) {
     if (onPostgres) await measureAnalyse(rows, { sql, base: app.base, token });
     else rows.push(['POST /analyze over 1 000 000 logs of the last 24 h', 'n/a: the data set needs PostgreSQL', `≤ ${TARGETS.analyseSeconds} s`, '—']);

@@ -1,5 +1,6 @@
 import { createSessionsRepository } from '@repo/auth';
-import { eq } from 'drizzle-orm';
+import { preparedOnce } from '@repo/db';
+import { eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { sessions, users } from '../../db/schema/index.js';
 
@@ -8,8 +9,12 @@ export async function findUserByEmail(db: DbTx, email: string) {
   return user;
 }
 
+const userById = preparedOnce((db) =>
+  db.select().from(users).where(eq(users.id, sql.placeholder('id'))).limit(1).prepare('user_by_id'),
+);
+
 export async function findUserById(db: DbTx, id: number) {
-  const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+  const [user] = await userById(db).execute({ id });
   return user;
 }
 

@@ -1,16 +1,47 @@
-import { withTransaction } from '@repo/db';
+import { preparedOnce, withTransaction } from '@repo/db';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logPatterns, logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
 
-/** The project and the caller's role in it, or undefined when the caller is not a member. */
-export async function findForMember(db: DbTx, projectId: number, userId: number) {
-  const [row] = await db
+// The reads every project-scoped request makes, prepared once (see preparedOnce).
+const forMember = preparedOnce((db) =>
+  db
     .select({ project: projects, role: projectMembers.role })
     .from(projects)
-    .innerJoin(projectMembers, and(eq(projectMembers.projectId, projects.id), eq(projectMembers.userId, userId)))
-    .where(eq(projects.id, projectId))
-    .limit(1);
+    .innerJoin(
+      projectMembers,
+      and(eq(projectMembers.projectId, projects.id), eq(projectMembers.userId, sql.placeholder('userId'))),
+    )
+    .where(eq(projects.id, sql.placeholder('projectId')))
+    .limit(1)
+    .prepare('project_for_member'),
+);
+const membership = preparedOnce((db) =>
+  db
+    .select({ role: projectMembers.role })
+    .from(projectMembers)
+    .where(and(eq(projectMembers.projectId, sql.placeholder('projectId')), eq(projectMembers.userId, sql.placeholder('userId'))))
+    .limit(1)
+    .prepare('project_membership'),
+);
+const memberProjects = preparedOnce((db) =>
+  db
+    .select({ project: projects, role: projectMembers.role })
+    .from(projects)
+    .innerJoin(projectMembers, eq(projectMembers.projectId, projects.id))
+    .where(eq(projectMembers.userId, sql.placeholder('userId')))
+    .orderBy(desc(projects.createdAt), desc(projects.id))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('member_projects'),
+);
+const memberProjectCount = preparedOnce((db) =>
+  db.select({ n: count() }).from(projectMembers).where(eq(projectMembers.userId, sql.placeholder('userId'))).prepare('member_project_count'),
+);
+
+/** The project and the caller's role in it, or undefined when the caller is not a member. */
+export async function findForMember(db: DbTx, projectId: number, userId: number) {
+  const [row] = await forMember(db).execute({ projectId, userId });
   return row;
 }
 
@@ -24,24 +55,15 @@ export async function findForUpdate(tx: DbTx, projectId: number) {
 }
 
 export async function findMembership(db: DbTx, projectId: number, userId: number) {
-  const [row] = await db
-    .select({ role: projectMembers.role })
-    .from(projectMembers)
-    .where(and(eq(projectMembers.projectId, projectId), eq(projectMembers.userId, userId)))
-    .limit(1);
+  const [row] = await membership(db).execute({ projectId, userId });
   return row?.role;
 }
 
 export async function listForMember(db: DbTx, userId: number, limit: number, offset: number) {
-  const rows = await db
-    .select({ project: projects, role: projectMembers.role })
-    .from(projects)
-    .innerJoin(projectMembers, eq(projectMembers.projectId, projects.id))
-    .where(eq(projectMembers.userId, userId))
-    .orderBy(desc(projects.createdAt), desc(projects.id))
-    .limit(limit)
-    .offset(offset);
-  const [total] = await db.select({ n: count() }).from(projectMembers).where(eq(projectMembers.userId, userId));
+  const [rows, [total]] = await Promise.all([
+    memberProjects(db).execute({ userId, limit, offset }),
+    memberProjectCount(db).execute({ userId }),
+  ]);
   return { rows, total: total?.n ?? 0 };
 }
 

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freePort } from '../../../scripts/bench-lib.mjs';
+import { freePort } from './bench-lib.mjs';
 
 const SETTINGS = {
   listen_addresses: '127.0.0.1',

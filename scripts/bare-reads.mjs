@@ -1,0 +1,83 @@
+// The reference the common read path is measured against: the least a Node service does for the
+// same request. Bare Fastify, the same JWT plugin (@fastify/jwt, HS256), and postgres.js: the
+// session looked up by its key (joined to its user, with the same liveness conditions as the
+// apps), then the caller's rows by key, answered in the same envelope. Run as its own process by
+// an app's bench; reads BARE_APP (logtracker | marketplace), DATABASE_URL, JWT_SECRET, PORT, HOST.
+import { createRequire } from 'node:module';
+
+const require = createRequire(new URL('../packages/auth/package.json', import.meta.url));
+const Fastify = require('fastify');
+const jwt = require('@fastify/jwt');
+const postgres = createRequire(new URL('../packages/db/package.json', import.meta.url))('postgres');
+
+const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const app = Fastify({ logger: false });
+await app.register(jwt, { secret: process.env.JWT_SECRET, verify: { algorithms: ['HS256'] } });
+
+const marketplace = process.env.BARE_APP === 'marketplace';
+
+/** The caller's user id, from a valid token of a live session; undefined otherwise. */
+async function caller(request) {
+  let claims;
+  try {
+    claims = await request.jwtVerify();
+  } catch {
+    return undefined;
+  }
+  const userId = Number(claims.sub);
+  const [row] = marketplace
+    ? await sql`select u.role from sessions s join users u on u.id = s.user_id
+                 where s.id = ${claims.sid} and s.user_id = ${userId} and s.revoked_at is null
+                   and s.last_used_at > now() - make_interval(days => 30)
+                   and u.status = 'active' and u.deleted_at is null limit 1`
+    : await sql`select s.user_id from sessions s
+                 where s.id = ${claims.sid} and s.user_id = ${userId} and s.revoked_at is null
+                   and s.last_used_at > now() - make_interval(days => 30) limit 1`;
+  return row ? userId : undefined;
+}
+
+function route(path, handler) {
+  app.get(path, async (request, reply) => {
+    const userId = await caller(request);
+    if (userId === undefined) return reply.status(401).send({ error: 'unauthenticated', message: 'A valid bearer token is required' });
+    return handler(userId);
+  });
+}
+
+const meta = (total) => ({ current_page: 1, per_page: 20, total: Number(total), last_page: Math.max(1, Math.ceil(Number(total) / 20)) });
+
+if (marketplace) {
+  route('/api/v1/auth/me', async (userId) => {
+    const [user] = await sql`select * from users where id = ${userId}`;
+    return { data: user };
+  });
+  route('/api/v1/vehicles', async (userId) => {
+    const [rows, [{ n }]] = await Promise.all([
+      sql`select * from vehicles where owner_id = ${userId} and deleted_at is null order by created_at desc, id desc limit 20`,
+      sql`select count(*)::int as n from vehicles where owner_id = ${userId} and deleted_at is null`,
+    ]);
+    return { data: rows, meta: meta(n) };
+  });
+} else {
+  route('/api/user', async (userId) => {
+    const [user] = await sql`select id, name, email, created_at, updated_at from users where id = ${userId}`;
+    return { data: user };
+  });
+  route('/api/projects', async (userId) => {
+    const rows = await sql`select p.id, p.name, p.description, p.repository_url, m.role, p.created_at, p.updated_at
+                             from projects p join project_members m on m.project_id = p.id
+                            where m.user_id = ${userId} order by p.created_at desc, p.id desc limit 20`;
+    const [{ n }] = await sql`select count(*)::int as n from project_members where user_id = ${userId}`;
+    return { data: rows, meta: meta(n) };
+  });
+}
+app.get('/health', async () => ({ ok: true }));
+
+const close = async () => {
+  await app.close();
+  await sql.end({ timeout: 5 });
+  process.exit(0);
+};
+process.on('SIGTERM', close);
+process.on('SIGINT', close);
+await app.listen({ host: process.env.HOST ?? '127.0.0.1', port: Number(process.env.PORT ?? 0) });
