@@ -94,7 +94,7 @@ export async function measureCommonPath({ app, bare, token, cases, seconds = 5, 
   const rows = [];
   for (const { label, appPath, barePath } of cases) {
     const totals = { app: { requests: 0, seconds: 0, p99: [] }, bare: { requests: 0, seconds: 0, p99: [] } };
-    for (const [side, url] of [['app', app + appPath], ['bare', bare + barePath]]) {
+    for (const [, url] of [['app', app + appPath], ['bare', bare + barePath]]) {
       await load({ url, headers, connections, duration: 1 });
     }
     for (let round = 0; round < rounds; round++) {

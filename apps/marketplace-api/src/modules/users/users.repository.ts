@@ -1,4 +1,5 @@
 import { createSessionsRepository } from '@repo/auth';
+import { preparedOnce } from '@repo/db';
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import {
@@ -17,8 +18,12 @@ export async function findUserByEmail(db: DbTx, email: string) {
   return user;
 }
 
+const userById = preparedOnce((db) =>
+  db.select().from(users).where(eq(users.id, sql.placeholder('id'))).limit(1).prepare('user_by_id'),
+);
+
 export async function findUserById(db: DbTx, id: number) {
-  const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+  const [user] = await userById(db).execute({ id });
   return user;
 }
 

@@ -1,4 +1,5 @@
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import { preparedOnce } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import { vehicles, type Vehicle } from '../../db/schema/index.js';
 
@@ -6,10 +7,29 @@ type VehicleValues = Partial<Omit<typeof vehicles.$inferInsert, 'id' | 'ownerId'
 
 const live = (ownerId: number) => and(eq(vehicles.ownerId, ownerId), isNull(vehicles.deletedAt));
 
+// The garage list is on the common path: prepared once per database (see preparedOnce).
+const ownVehicles = preparedOnce((db) =>
+  db
+    .select()
+    .from(vehicles)
+    .where(and(eq(vehicles.ownerId, sql.placeholder('ownerId')), isNull(vehicles.deletedAt)))
+    .orderBy(desc(vehicles.createdAt), desc(vehicles.id))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('own_vehicles'),
+);
+const ownVehicleCount = preparedOnce((db) =>
+  db
+    .select({ n: count() })
+    .from(vehicles)
+    .where(and(eq(vehicles.ownerId, sql.placeholder('ownerId')), isNull(vehicles.deletedAt)))
+    .prepare('own_vehicle_count'),
+);
+
 export async function listVehicles(db: DbTx, ownerId: number, limit: number, offset: number) {
   const [rows, [total]] = await Promise.all([
-    db.select().from(vehicles).where(live(ownerId)).orderBy(desc(vehicles.createdAt), desc(vehicles.id)).limit(limit).offset(offset),
-    db.select({ n: count() }).from(vehicles).where(live(ownerId)),
+    ownVehicles(db).execute({ ownerId, limit, offset }),
+    ownVehicleCount(db).execute({ ownerId }),
   ]);
   return { rows, total: total?.n ?? 0 };
 }
