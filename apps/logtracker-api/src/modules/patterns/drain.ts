@@ -430,6 +430,7 @@ export class TemplateMiner {
   add(message: string): AddResult {
     const tokens = this.masker.tokenize(message);
     const leaf = this.leafFor(tokens, true);
+    this.renewMerged(leaf);
     const decision = this.decide(leaf, tokens);
     const spanned = decision.kind === 'new' ? this.spanFor(tokens) : undefined;
     let cluster: Cluster;
@@ -462,7 +463,9 @@ export class TemplateMiner {
     cluster.size++;
     touch(leaf, cluster.id);
     if (changed) this.index(cluster);
-    if (changed && this.options.mergeClusters && !cluster.spans) cluster = this.mergeEquivalents(leaf, cluster);
+    if (changed && this.options.mergeClusters) {
+      cluster = this.mergeCovered(cluster.spans ? cluster : this.mergeEquivalents(leaf, cluster));
+    }
     return { clusterId: cluster.id, template: cluster.tokens.join(' '), changed };
   }
 
@@ -605,6 +608,71 @@ export class TemplateMiner {
   }
 
   /**
+   * A leaf may list a template with spans merged away from another leaf: the cluster that absorbed
+   * it takes its place, so lines of this length keep finding it here.
+   */
+  private renewMerged(leaf: TreeNode): void {
+    for (let k = 0; k < leaf.clusters.length; k++) {
+      const id = leaf.clusters[k] ?? 0;
+      if (this.byId.has(id)) continue;
+      const live = this.resolve(id);
+      if (this.byId.has(live) && !leaf.clusters.includes(live)) leaf.clusters[k] = live;
+      else leaf.clusters.splice(k--, 1);
+    }
+  }
+
+  /**
+   * Clusters a template with spans turns out to cover (lines of one event that met different
+   * templates first, `firefox.exe - … close, <*> bytes sent, …` beside `<*> - … close, <*> sent,
+   * …`) are merged into it, or it into one covering it; two templates with spans that align are
+   * merged too. The older id survives, with the covering template.
+   */
+  private mergeCovered(cluster: Cluster): Cluster {
+    let survivor = cluster;
+    for (const other of this.indexed(survivor.tokens, survivor.id)) {
+      if (!this.byId.has(other.id) || !this.byId.has(survivor.id)) continue;
+      let merged: { tokens: string[]; spans?: boolean[] } | undefined = covers(survivor, other)
+        ? survivor
+        : covers(other, survivor)
+          ? other
+          : undefined;
+      // Two templates with spans of one event, each wider somewhere (`lifetime <*>` / `lifetime
+      // <<*> sec`), meet in the template covering both.
+      if (!merged && survivor.spans && other.spans) merged = alignAcross(survivor, other.tokens);
+      if (!merged) continue;
+      const [keep, drop] = other.id < survivor.id ? [other, survivor] : [survivor, other];
+      keep.tokens = [...merged.tokens];
+      keep.spans = merged.spans && [...merged.spans];
+      keep.size += drop.size;
+      this.byId.delete(drop.id);
+      this.aliases.set(drop.id, keep.id);
+      this.unindex(drop.id);
+      this.index(keep);
+      survivor = keep;
+    }
+    return survivor;
+  }
+
+  /** The clusters filed under a line's first constant tokens, newest first, each once. */
+  private indexed(tokens: string[], except?: number): Cluster[] {
+    const found: Cluster[] = [];
+    const seen = new Set<number>(except === undefined ? [] : [except]);
+    let keys = 0;
+    for (const token of tokens) {
+      if (!isAnchor(token)) continue;
+      if (keys++ === SPAN_LOOKUP_TOKENS) break;
+      const ids = this.byLeadingWord.get(token) ?? [];
+      for (let k = ids.length - 1; k >= 0 && k >= ids.length - SPAN_CANDIDATES_PER_KEY; k--) {
+        const id = ids[k] ?? 0;
+        const cluster = seen.has(id) ? undefined : this.byId.get(id);
+        seen.add(id);
+        if (cluster) found.push(cluster);
+      }
+    }
+    return found;
+  }
+
+  /**
    * Files a cluster under the first constant tokens of its template, after any change to it. Two of
    * them, because the first is often what varies between lines (`chrome.exe -` / `Dropbox.exe -`).
    */
@@ -646,25 +714,15 @@ export class TemplateMiner {
    */
   private spanFor(tokens: string[]): SpanAlignment | undefined {
     if (tokens.length > SPAN_MAX_TOKENS) return undefined;
-    const seen = new Set<number>();
     let best: SpanAlignment | undefined;
-    let keys = 0;
-    for (const token of tokens) {
-      if (!isAnchor(token)) continue;
-      if (keys++ === SPAN_LOOKUP_TOKENS) break;
-      const ids = this.byLeadingWord.get(token) ?? [];
-      for (let k = ids.length - 1; k >= 0 && k >= ids.length - SPAN_CANDIDATES_PER_KEY; k--) {
-        const id = ids[k] ?? 0;
-        const cluster = seen.has(id) ? undefined : this.byId.get(id);
-        seen.add(id);
-        const length = cluster?.tokens.length ?? 0;
-        // Lines of the template's own length were judged position by position in their leaf.
-        if (!cluster || (!cluster.spans && length === tokens.length)) continue;
-        if (length > SPAN_MAX_TOKENS || Math.abs(length - tokens.length) > SPAN_MAX_LENGTH_GAP) continue;
-        const aligned = alignAcross(cluster, tokens);
-        if (aligned && (!best || aligned.anchors > best.anchors || (aligned.anchors === best.anchors && id < best.cluster.id))) {
-          best = aligned;
-        }
+    for (const cluster of this.indexed(tokens)) {
+      const length = cluster.tokens.length;
+      // Lines of the template's own length were judged position by position in their leaf.
+      if (!cluster.spans && length === tokens.length) continue;
+      if (length > SPAN_MAX_TOKENS || Math.abs(length - tokens.length) > SPAN_MAX_LENGTH_GAP) continue;
+      const aligned = alignAcross(cluster, tokens);
+      if (aligned && (!best || aligned.anchors > best.anchors || (aligned.anchors === best.anchors && cluster.id < best.cluster.id))) {
+        best = aligned;
       }
     }
     return best;
@@ -855,6 +913,21 @@ function matchAcross(template: string[], spans: boolean[], line: string[]): numb
   return starts;
 }
 
+/** Whether a template with spans takes every line another template takes. */
+function covers(cover: Cluster, other: Cluster): boolean {
+  if (!cover.spans) return false;
+  const starts = matchAcross(cover.tokens, cover.spans, other.tokens);
+  // A span of the other template must fall within a span of the cover, not on one token.
+  return starts !== undefined && (other.spans ?? []).every((span, j) => !span || cover.spans?.[spanAt(starts, j)] === true);
+}
+
+/** The template position whose tokens include line position j, given where each position starts. */
+function spanAt(starts: number[], j: number): number {
+  let i = 0;
+  while (i + 1 < starts.length && (starts[i + 1] ?? Infinity) <= j) i++;
+  return i;
+}
+
 /** Scores a template with spans: it takes the line whole or not at all. */
 function scoreAcross(cluster: Cluster, tokens: string[]): Candidate | undefined {
   const starts = matchAcross(cluster.tokens, cluster.spans ?? [], tokens);
@@ -906,6 +979,14 @@ const assignedKey = (token: string) => {
 /** The keys a stretch assigns, in order: lines that set other keys are other events. */
 const keysOf = (tokens: string[]) => tokens.map(assignedKey).filter((k) => k !== undefined).join(' ');
 
+const UNIT = /^\(?[A-Za-z]{1,7}\)?[,;:.]?$/;
+
+/** Whether the stretch's one plain word follows a value and reads as a unit (`sec`, `bytes)`, `KB`). */
+function unitAfterValue(tokens: string[], spans: boolean[]): boolean {
+  const at = tokens.findIndex((t, i) => !spans[i] && !isValue(t));
+  return at > 0 && UNIT.test(tokens[at] ?? '') && (spans[at - 1] === true || isValue(tokens[at - 1] ?? ''));
+}
+
 const plainWords = (tokens: string[], spans: boolean[]) => tokens.filter((t, i) => !spans[i] && !isValue(t)).length;
 
 /** Prose: words only, no value and no key among them. */
@@ -945,7 +1026,14 @@ function alignPositions(t: string[], tSpans: boolean[], l: string[], draft: Draf
  * against `rhost=<*> user=root`).
  */
 function alignStretch(t: string[], tSpans: boolean[], l: string[], freeText: boolean, draft: Draft): boolean {
-  if (t.length === l.length) return alignPositions(t, tSpans, l, draft);
+  if (t.length === l.length) {
+    const mark = draft.tokens.length;
+    if (alignPositions(t, tSpans, l, draft)) return true;
+    // As many tokens in another shape (`<*> bytes (<*>)` / `<*> (<*> bytes)`): one value still.
+    draft.tokens.length = mark;
+    draft.spans.length = mark;
+    if (t.length < 2) return false;
+  }
   const head = t[0] ?? WILDCARD;
   const span = (token: string) => {
     draft.tokens.push(token);
@@ -975,7 +1063,11 @@ function alignStretch(t: string[], tSpans: boolean[], l: string[], freeText: boo
   const opener = bracketed(l);
   const values = tSpans.some(Boolean) || t.some(isValue) || l.some(isValue);
   const words = plainWords(t, tSpans);
-  if ((opener !== undefined && bracketed(t) === opener) || (values && words <= 1 && plainWords(l, []) <= 1)) {
+  const lWords = plainWords(l, []);
+  // A word on one side only is a unit after its value (`<1 sec` / `01:08`), not a tag (`[preauth]`).
+  const unitsOnly = words === lWords || (words === 0 ? unitAfterValue(l, []) : unitAfterValue(t, tSpans));
+  if (opener !== undefined && bracketed(t) === opener) return span(WILDCARD);
+  if (values && words <= 1 && lWords <= 1 && unitsOnly) {
     draft.lostWords += words;
     return span(WILDCARD);
   }
