@@ -5,7 +5,10 @@
  *
  * Beyond the paper: variables are masked before the tree, templates keep the constant part of a
  * token (`uid=<*>`), differing plain words only become `<*>` once several have been seen, and
- * clusters that turn out to differ only at variable positions are merged.
+ * clusters that turn out to differ only at variable positions are merged. A line of another length
+ * joins a template when the two align on their constant tokens and every stretch between them is a
+ * variable part (a size with or without its unit, a list, free text after a colon): that stretch
+ * becomes one `<*>` spanning any number of tokens.
  */
 
 export const WILDCARD = '<*>';
@@ -328,6 +331,8 @@ interface Cluster {
   id: number;
   tokens: string[];
   size: number;
+  /** Positions whose `<*>` stands for one or more tokens; undefined while every position is one token. */
+  spans?: boolean[];
 }
 
 interface TreeNode {
@@ -344,10 +349,12 @@ interface Candidate {
   params: number;
   /** Positions where template and line hold different plain words. */
   wordDiffs: number[];
+  /** For a template with spans: the line position each template position starts at. */
+  starts?: number[];
 }
 
 type Decision =
-  | { kind: 'join'; cluster: Cluster }
+  | { kind: 'join'; cluster: Cluster; starts?: number[] }
   | { kind: 'variants'; clusters: Cluster[] }
   | { kind: 'new' };
 
@@ -378,7 +385,8 @@ export interface MinerState {
   version: 1;
   options: DrainOptions;
   nextId: number;
-  clusters: { id: number; tokens: string[]; size: number }[];
+  /** `spans` lists the positions whose `<*>` covers any number of tokens (absent: none). */
+  clusters: { id: number; tokens: string[]; size: number; spans?: number[] }[];
   /** Merged-away cluster ids and the id that absorbed them. */
   aliases: [number, number][];
   /** Root children by token count. */
@@ -391,6 +399,13 @@ export class TemplateMiner {
   private readonly byId = new Map<number, Cluster>();
   private readonly aliases = new Map<number, number>();
   private readonly root = new Map<number, TreeNode>();
+  /**
+   * Clusters by the first constant tokens of their template, ascending ids: where a line that fits
+   * no template of its own length looks for one of another length. Derived from the clusters alone,
+   * so a restored miner rebuilds it as it was.
+   */
+  private readonly byLeadingWord = new Map<string, number[]>();
+  private readonly leadingWords = new Map<number, string[]>();
   private nextId = 1;
 
   constructor(options: Partial<DrainOptions> = {}) {
@@ -415,10 +430,22 @@ export class TemplateMiner {
   add(message: string): AddResult {
     const tokens = this.masker.tokenize(message);
     const leaf = this.leafFor(tokens, true);
+    this.renewMerged(leaf);
     const decision = this.decide(leaf, tokens);
+    const spanned = decision.kind === 'new' ? this.spanFor(tokens) : undefined;
     let cluster: Cluster;
     let changed = true;
-    if (decision.kind === 'new') {
+    if (spanned) {
+      cluster = spanned.cluster;
+      changed = spanned.tokens.join(' ') !== cluster.tokens.join(' ') || !sameSpans(cluster.spans, spanned.spans);
+      cluster.tokens = spanned.tokens;
+      cluster.spans = spanned.spans;
+      // Lines of this length find the template in their own leaf from now on.
+      if (!leaf.clusters.includes(cluster.id)) {
+        leaf.clusters.push(cluster.id);
+        this.evictBeyondCapacity(leaf);
+      }
+    } else if (decision.kind === 'new') {
       cluster = { id: this.nextId++, tokens, size: 0 };
       this.byId.set(cluster.id, cluster);
       leaf.clusters.push(cluster.id);
@@ -431,11 +458,14 @@ export class TemplateMiner {
       cluster = keep;
     } else {
       cluster = decision.cluster;
-      changed = generaliseInto(cluster, tokens);
+      changed = decision.starts ? generaliseAcross(cluster, tokens, decision.starts) : generaliseInto(cluster, tokens);
     }
     cluster.size++;
     touch(leaf, cluster.id);
-    if (changed && this.options.mergeClusters) cluster = this.mergeEquivalents(leaf, cluster);
+    if (changed) this.index(cluster);
+    if (changed && this.options.mergeClusters) {
+      cluster = this.mergeCovered(cluster.spans ? cluster : this.mergeEquivalents(leaf, cluster));
+    }
     return { clusterId: cluster.id, template: cluster.tokens.join(' '), changed };
   }
 
@@ -444,8 +474,9 @@ export class TemplateMiner {
     const tokens = this.masker.tokenize(message);
     const leaf = this.leafFor(tokens, false);
     const decision = leaf && this.decide(leaf, tokens);
-    if (decision?.kind !== 'join') return undefined;
-    return { clusterId: decision.cluster.id, template: decision.cluster.tokens.join(' ') };
+    if (decision?.kind === 'join') return { clusterId: decision.cluster.id, template: decision.cluster.tokens.join(' ') };
+    const spanned = decision?.kind === 'variants' ? undefined : this.spanFor(tokens);
+    return spanned && { clusterId: spanned.cluster.id, template: spanned.cluster.tokens.join(' ') };
   }
 
   /** The live cluster for an id handed out earlier, following merges. */
@@ -475,7 +506,10 @@ export class TemplateMiner {
       // miner keeps them even after the defaults change.
       options: { ...this.options, maskRules: this.options.maskRules.map((r) => ({ ...r })) },
       nextId: this.nextId,
-      clusters: [...this.byId.values()].map((c) => ({ id: c.id, tokens: [...c.tokens], size: c.size })),
+      clusters: [...this.byId.values()].map((c) => {
+        const spans = c.spans?.flatMap((span, i) => (span ? [i] : []));
+        return { id: c.id, tokens: [...c.tokens], size: c.size, ...(spans && { spans }) };
+      }),
       aliases: [...this.aliases],
       tree: [...this.root].map(([length, node]) => [length, serialize(node)]),
     };
@@ -485,7 +519,15 @@ export class TemplateMiner {
     if (state.version !== 1) throw new Error(`Unsupported miner state version ${String(state.version)}`);
     const miner = new TemplateMiner(state.options);
     miner.nextId = state.nextId;
-    for (const c of state.clusters) miner.byId.set(c.id, { id: c.id, tokens: [...c.tokens], size: c.size });
+    for (const c of state.clusters) {
+      // States written before templates had spans carry no `spans`: every position is one token.
+      const spans = c.spans && c.tokens.map((_, i) => c.spans?.includes(i) ?? false);
+      miner.byId.set(c.id, { id: c.id, tokens: [...c.tokens], size: c.size, ...(spans && { spans }) });
+    }
+    for (const id of [...miner.byId.keys()].sort((a, b) => a - b)) {
+      const cluster = miner.byId.get(id);
+      if (cluster) miner.index(cluster);
+    }
     for (const [from, to] of state.aliases) miner.aliases.set(from, to);
     const deserialize = (node: SerializedNode): TreeNode => ({
       children: new Map(node.children.map(([key, child]) => [key, deserialize(child)])),
@@ -525,13 +567,17 @@ export class TemplateMiner {
     const allowed = Math.max(1, Math.floor(tokens.length * (1 - this.options.similarityThreshold) + 1e-9));
     const candidates: Candidate[] = [];
     for (const id of leaf.clusters) {
+      // A leaf also lists templates with spans that lines of its length have joined; ids merged
+      // away elsewhere linger there and are skipped.
       const cluster = this.byId.get(id);
-      const candidate = cluster && score(cluster, tokens, allowed);
+      const candidate = cluster && (cluster.spans ? scoreAcross(cluster, tokens) : score(cluster, tokens, allowed));
       if (candidate) candidates.push(candidate);
     }
     const best = pickBest(candidates.filter((c) => c.wordDiffs.length === 0)) ?? pickBest(candidates);
     if (!best) return { kind: 'new' };
-    if (best.wordDiffs.length === 0 || this.options.minWordVariants <= 1) return { kind: 'join', cluster: best.cluster };
+    if (best.wordDiffs.length === 0 || this.options.minWordVariants <= 1) {
+      return { kind: 'join', cluster: best.cluster, ...(best.starts && { starts: best.starts }) };
+    }
     // Lines that differ in a word are often distinct events (`stored as bytes` / `stored as
     // values`); the position turns into `<*>` only once minWordVariants words have shown up there.
     const key = best.wordDiffs.join(',');
@@ -557,6 +603,129 @@ export class TemplateMiner {
     this.aliases.set(drop.id, keep.id);
     const at = leaf.clusters.indexOf(drop.id);
     if (at >= 0) leaf.clusters.splice(at, 1);
+    this.unindex(drop.id);
+    this.index(keep);
+  }
+
+  /**
+   * A leaf may list a template with spans merged away from another leaf: the cluster that absorbed
+   * it takes its place, so lines of this length keep finding it here.
+   */
+  private renewMerged(leaf: TreeNode): void {
+    for (let k = 0; k < leaf.clusters.length; k++) {
+      const id = leaf.clusters[k] ?? 0;
+      if (this.byId.has(id)) continue;
+      const live = this.resolve(id);
+      if (this.byId.has(live) && !leaf.clusters.includes(live)) leaf.clusters[k] = live;
+      else leaf.clusters.splice(k--, 1);
+    }
+  }
+
+  /**
+   * Clusters a template with spans turns out to cover (lines of one event that met different
+   * templates first, `firefox.exe - … close, <*> bytes sent, …` beside `<*> - … close, <*> sent,
+   * …`) are merged into it, or it into one covering it; two templates with spans that align are
+   * merged too. The older id survives, with the covering template.
+   */
+  private mergeCovered(cluster: Cluster): Cluster {
+    let survivor = cluster;
+    for (const other of this.indexed(survivor.tokens, survivor.id)) {
+      if (!this.byId.has(other.id) || !this.byId.has(survivor.id)) continue;
+      let merged: { tokens: string[]; spans?: boolean[] } | undefined = covers(survivor, other)
+        ? survivor
+        : covers(other, survivor)
+          ? other
+          : undefined;
+      // Two templates with spans of one event, each wider somewhere (`lifetime <*>` / `lifetime
+      // <<*> sec`), meet in the template covering both.
+      if (!merged && survivor.spans && other.spans) merged = alignAcross(survivor, other.tokens);
+      if (!merged) continue;
+      const [keep, drop] = other.id < survivor.id ? [other, survivor] : [survivor, other];
+      keep.tokens = [...merged.tokens];
+      keep.spans = merged.spans && [...merged.spans];
+      keep.size += drop.size;
+      this.byId.delete(drop.id);
+      this.aliases.set(drop.id, keep.id);
+      this.unindex(drop.id);
+      this.index(keep);
+      survivor = keep;
+    }
+    return survivor;
+  }
+
+  /** The clusters filed under a line's first constant tokens, newest first, each once. */
+  private indexed(tokens: string[], except?: number): Cluster[] {
+    const found: Cluster[] = [];
+    const seen = new Set<number>(except === undefined ? [] : [except]);
+    let keys = 0;
+    for (const token of tokens) {
+      if (!isAnchor(token)) continue;
+      if (keys++ === SPAN_LOOKUP_TOKENS) break;
+      const ids = this.byLeadingWord.get(token) ?? [];
+      for (let k = ids.length - 1; k >= 0 && k >= ids.length - SPAN_CANDIDATES_PER_KEY; k--) {
+        const id = ids[k] ?? 0;
+        const cluster = seen.has(id) ? undefined : this.byId.get(id);
+        seen.add(id);
+        if (cluster) found.push(cluster);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Files a cluster under the first constant tokens of its template, after any change to it. Two of
+   * them, because the first is often what varies between lines (`chrome.exe -` / `Dropbox.exe -`).
+   */
+  private index(cluster: Cluster): void {
+    const keys: string[] = [];
+    for (let i = 0; i < cluster.tokens.length && keys.length < SPAN_INDEX_TOKENS; i++) {
+      const token = cluster.tokens[i] ?? WILDCARD;
+      if (!cluster.spans?.[i] && isAnchor(token) && !keys.includes(token)) keys.push(token);
+    }
+    const current = this.leadingWords.get(cluster.id);
+    if (current?.join(' ') === keys.join(' ')) return;
+    this.unindex(cluster.id);
+    if (keys.length === 0) return;
+    this.leadingWords.set(cluster.id, keys);
+    for (const key of keys) {
+      let ids = this.byLeadingWord.get(key);
+      if (!ids) this.byLeadingWord.set(key, (ids = []));
+      // Ascending ids whatever the order of changes, so the index depends on the clusters alone.
+      let at = ids.length;
+      while (at > 0 && (ids[at - 1] ?? 0) > cluster.id) at--;
+      ids.splice(at, 0, cluster.id);
+    }
+  }
+
+  private unindex(id: number): void {
+    for (const key of this.leadingWords.get(id) ?? []) {
+      const ids = this.byLeadingWord.get(key) ?? [];
+      const at = ids.indexOf(id);
+      if (at >= 0) ids.splice(at, 1);
+      if (ids.length === 0) this.byLeadingWord.delete(key);
+    }
+    this.leadingWords.delete(id);
+  }
+
+  /**
+   * For a line no template of its length takes: the cluster of another length (or with spans) it
+   * aligns with best, and the template covering both. Learns nothing. Bounded: only clusters filed
+   * under one of the line's first constant tokens are compared, the newest of each few.
+   */
+  private spanFor(tokens: string[]): SpanAlignment | undefined {
+    if (tokens.length > SPAN_MAX_TOKENS) return undefined;
+    let best: SpanAlignment | undefined;
+    for (const cluster of this.indexed(tokens)) {
+      const length = cluster.tokens.length;
+      // Lines of the template's own length were judged position by position in their leaf.
+      if (!cluster.spans && length === tokens.length) continue;
+      if (length > SPAN_MAX_TOKENS || Math.abs(length - tokens.length) > SPAN_MAX_LENGTH_GAP) continue;
+      const aligned = alignAcross(cluster, tokens);
+      if (aligned && (!best || aligned.anchors > best.anchors || (aligned.anchors === best.anchors && cluster.id < best.cluster.id))) {
+        best = aligned;
+      }
+    }
+    return best;
   }
 
   /**
@@ -568,7 +737,8 @@ export class TemplateMiner {
     let survivor = cluster;
     for (const id of [...leaf.clusters]) {
       const other = id === survivor.id ? undefined : this.byId.get(id);
-      if (!other || !mergeable(survivor.tokens, other.tokens)) continue;
+      if (!other || other.spans || other.tokens.length !== survivor.tokens.length) continue;
+      if (!mergeable(survivor.tokens, other.tokens)) continue;
       const [keep, drop] = other.id < survivor.id ? [other, survivor] : [survivor, other];
       this.absorb(leaf, keep, drop);
       survivor = keep;
@@ -653,4 +823,353 @@ function mergeable(a: string[], b: string[]): boolean {
     }
   }
   return sharedKeywords > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Variable parts spanning several tokens
+
+/** Lines longer than this keep to templates of their own length: alignment is quadratic. */
+const SPAN_MAX_TOKENS = 48;
+/** Templates whose length differs from the line's by more than this are not compared. */
+const SPAN_MAX_LENGTH_GAP = 16;
+/** How many of a template's first constant tokens it is filed under. */
+const SPAN_INDEX_TOKENS = 2;
+/** How many of a line's first constant tokens are looked up in the index. */
+const SPAN_LOOKUP_TOKENS = 3;
+/** The newest clusters compared per looked-up token. */
+const SPAN_CANDIDATES_PER_KEY = 24;
+/** Wordy constant tokens two lines must share, in order, to be one event of varying length. */
+const SPAN_MIN_ANCHORS = 2;
+
+interface SpanAlignment {
+  cluster: Cluster;
+  tokens: string[];
+  spans: boolean[];
+  /** Wordy constant tokens the template and the line share. */
+  anchors: number;
+}
+
+/** A constant token: what two lines of one event must share to align. */
+const isAnchor = memo((token) => !looksVariable(token) && !token.includes(WILDCARD));
+
+/** A value, masked or not (`<*>`, `(<*>`, `*<*>`, `42`): text that differs from line to line. */
+const isValue = (token: string) => token.includes(WILDCARD) || looksVariable(token);
+
+function sameSpans(a: boolean[] | undefined, b: boolean[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((span, i) => span === b[i]);
+}
+
+/** A line token a one-token template position accepts. */
+const fits = (templateToken: string, token: string) =>
+  tokenMatches(templateToken, token) || keyedDifference(templateToken, token) === 'value';
+
+/**
+ * Where each position of a template with spans starts in the line, or undefined when the line does
+ * not fit: constants and one-token values take one token each, a span one or more. Dynamic
+ * programming over (position, token), linear in their product; the shortest spans win.
+ */
+function matchAcross(template: string[], spans: boolean[], line: string[]): number[] | undefined {
+  const n = template.length;
+  const m = line.length;
+  if (m < n || m > SPAN_MAX_TOKENS) return undefined;
+  const width = m + 1;
+  const reach = new Uint8Array((n + 1) * width);
+  reach[0] = 1;
+  for (let i = 0; i < n; i++) {
+    const row = i * width;
+    const next = row + width;
+    const t = template[i] ?? WILDCARD;
+    if (spans[i]) {
+      // A span's first token fits its head (`reason=<*>` takes `reason=connection reset by peer`).
+      let reached = false;
+      for (let j = 1; j <= m; j++) {
+        reached ||= reach[row + j - 1] === 1 && (t === WILDCARD || fits(t, line[j - 1] ?? ''));
+        if (reached) reach[next + j] = 1;
+      }
+    } else {
+      let any = false;
+      for (let j = 0; j < m; j++) {
+        if (reach[row + j] === 1 && fits(t, line[j] ?? '')) {
+          reach[next + j + 1] = 1;
+          any = true;
+        }
+      }
+      if (!any) return undefined;
+    }
+  }
+  if (reach[n * width + m] !== 1) return undefined;
+  const starts = new Array<number>(n);
+  let j = m;
+  for (let i = n - 1; i >= 0; i--) {
+    if (spans[i]) {
+      const t = template[i] ?? WILDCARD;
+      do j--;
+      while (reach[i * width + j] !== 1 || !(t === WILDCARD || fits(t, line[j] ?? '')));
+    } else {
+      j--;
+    }
+    starts[i] = j;
+  }
+  return starts;
+}
+
+/** Whether a template with spans takes every line another template takes. */
+function covers(cover: Cluster, other: Cluster): boolean {
+  if (!cover.spans) return false;
+  const starts = matchAcross(cover.tokens, cover.spans, other.tokens);
+  // A span of the other template must fall within a span of the cover, not on one token.
+  return starts !== undefined && (other.spans ?? []).every((span, j) => !span || cover.spans?.[spanAt(starts, j)] === true);
+}
+
+/** The template position whose tokens include line position j, given where each position starts. */
+function spanAt(starts: number[], j: number): number {
+  let i = 0;
+  while (i + 1 < starts.length && (starts[i + 1] ?? Infinity) <= j) i++;
+  return i;
+}
+
+/** Scores a template with spans: it takes the line whole or not at all. */
+function scoreAcross(cluster: Cluster, tokens: string[]): Candidate | undefined {
+  const starts = matchAcross(cluster.tokens, cluster.spans ?? [], tokens);
+  if (!starts) return undefined;
+  let params = 0;
+  for (const t of cluster.tokens) if (t.includes(WILDCARD)) params++;
+  return { cluster, similarity: 1, params, wordDiffs: [], starts };
+}
+
+/** Widens the one-token positions of a template with spans to cover the line they matched. */
+function generaliseAcross(cluster: Cluster, tokens: string[], starts: number[]): boolean {
+  let changed = false;
+  for (let i = 0; i < cluster.tokens.length; i++) {
+    if (cluster.spans?.[i]) continue;
+    const current = cluster.tokens[i] ?? WILDCARD;
+    const token = tokens[starts[i] ?? 0] ?? WILDCARD;
+    if (!tokenMatches(current, token)) {
+      cluster.tokens[i] = generaliseToken(current, token);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+interface Gap {
+  /** Template positions [t0, t1) and line positions [l0, l1) between two shared constants. */
+  t0: number;
+  t1: number;
+  l0: number;
+  l1: number;
+}
+
+const OPENERS: Record<string, string> = { '[': ']', '(': ')', '{': '}', '<': '>' };
+
+/** A bracketed run (`[alice, bob]`, `(a b c)`): a list, whatever it holds. */
+function bracketed(tokens: string[]): string | undefined {
+  const first = tokens[0] ?? '';
+  const close = OPENERS[first[0] ?? ''];
+  const last = (tokens[tokens.length - 1] ?? '').replace(/[,;:.]+$/, '');
+  return close !== undefined && last.endsWith(close) && !(tokens.length === 1 && last.length < 2) ? first[0] : undefined;
+}
+
+/** The `key=` of a token, when it has one. */
+const assignedKey = (token: string) => {
+  const key = keyOf(token);
+  return key?.endsWith('=') ? key : undefined;
+};
+
+/** The keys a stretch assigns, in order: lines that set other keys are other events. */
+const keysOf = (tokens: string[]) => tokens.map(assignedKey).filter((k) => k !== undefined).join(' ');
+
+const UNIT = /^\(?[A-Za-z]{1,7}\)?[,;:.]?$/;
+
+/** Whether the stretch's one plain word follows a value and reads as a unit (`sec`, `bytes)`, `KB`). */
+function unitAfterValue(tokens: string[], spans: boolean[]): boolean {
+  const at = tokens.findIndex((t, i) => !spans[i] && !isValue(t));
+  return at > 0 && UNIT.test(tokens[at] ?? '') && (spans[at - 1] === true || isValue(tokens[at - 1] ?? ''));
+}
+
+const plainWords = (tokens: string[], spans: boolean[]) => tokens.filter((t, i) => !spans[i] && !isValue(t)).length;
+
+/** Prose: words only, no value and no key among them. */
+const prose = (tokens: string[]) => tokens.every((t) => !isValue(t) && assignedKey(t) === undefined);
+
+/** A template in the making: tokens and whether each is a span. */
+interface Draft {
+  tokens: string[];
+  spans: boolean[];
+  /** Words of the template given up to spans of values and lists. */
+  lostWords: number;
+}
+
+/**
+ * Adds a stretch of as many template as line tokens, position by position; false where the two
+ * differ in wording.
+ */
+function alignPositions(t: string[], tSpans: boolean[], l: string[], draft: Draft): boolean {
+  for (let p = 0; p < t.length; p++) {
+    const a = t[p] ?? WILDCARD;
+    const b = l[p] ?? WILDCARD;
+    const span = tSpans[p] === true;
+    if (span ? !fits(a, b) : !fits(a, b) && isWordDifference(a, b)) return false;
+    draft.tokens.push(span || tokenMatches(a, b) ? a : generaliseToken(a, b));
+    draft.spans.push(span);
+  }
+  return true;
+}
+
+/**
+ * Adds a stretch where the template and the line may hold different numbers of tokens; false
+ * unless each difference is one variable part, which becomes a spanning `<*>`: an existing span; a
+ * key whose value runs over several words (`reason=connection reset by peer`, the stretch split at
+ * its keys); a list in brackets; prose closing the line after a `label:`; or values with at most
+ * one word beside them on each side (a unit, `2.6 KB (2697 bytes)` against `0 bytes`, `<1 sec`
+ * against `01:08`, a program and its `*64`). Never where the two set different keys (`rhost=<*>`
+ * against `rhost=<*> user=root`).
+ */
+function alignStretch(t: string[], tSpans: boolean[], l: string[], freeText: boolean, draft: Draft): boolean {
+  if (t.length === l.length) {
+    const mark = draft.tokens.length;
+    if (alignPositions(t, tSpans, l, draft)) return true;
+    // As many tokens in another shape (`<*> bytes (<*>)` / `<*> (<*> bytes)`): one value still.
+    draft.tokens.length = mark;
+    draft.spans.length = mark;
+    if (t.length < 2) return false;
+  }
+  const head = t[0] ?? WILDCARD;
+  const span = (token: string) => {
+    draft.tokens.push(token);
+    draft.spans.push(true);
+    return true;
+  };
+  if (t.length === 1 && tSpans[0]) return fits(head, l[0] ?? '') && span(head);
+  if (t.length === 0 || l.length === 0 || keysOf(t) !== keysOf(l)) return false;
+  const tKeyAt = t.findIndex((token) => assignedKey(token) !== undefined);
+  if (tKeyAt >= 0) {
+    // Same keys in the same order: each key's value is compared with its own.
+    const lKeyAt = l.findIndex((token) => assignedKey(token) !== undefined);
+    if (tKeyAt > 0 || lKeyAt > 0) {
+      if (!alignStretch(t.slice(0, tKeyAt), tSpans.slice(0, tKeyAt), l.slice(0, lKeyAt), freeText, draft)) return false;
+      return alignStretch(t.slice(tKeyAt), tSpans.slice(tKeyAt), l.slice(lKeyAt), freeText, draft);
+    }
+    const tNext = t.findIndex((token, i) => i > 0 && assignedKey(token) !== undefined);
+    const lNext = l.findIndex((token, i) => i > 0 && assignedKey(token) !== undefined);
+    if (tNext > 0) {
+      if (!alignStretch(t.slice(0, tNext), tSpans.slice(0, tNext), l.slice(0, lNext), false, draft)) return false;
+      return alignStretch(t.slice(tNext), tSpans.slice(tNext), l.slice(lNext), freeText, draft);
+    }
+    const key = assignedKey(head) ?? '';
+    return !hasWord(key.slice(0, -1)) ? false : span(`${key}${WILDCARD}`);
+  }
+  if (freeText && prose(t) && prose(l)) return span(WILDCARD);
+  const opener = bracketed(l);
+  const values = tSpans.some(Boolean) || t.some(isValue) || l.some(isValue);
+  const words = plainWords(t, tSpans);
+  const lWords = plainWords(l, []);
+  // A word on one side only is a unit after its value (`<1 sec` / `01:08`), not a tag (`[preauth]`).
+  const unitsOnly = words === lWords || (words === 0 ? unitAfterValue(l, []) : unitAfterValue(t, tSpans));
+  if (opener !== undefined && bracketed(t) === opener) return span(WILDCARD);
+  if (values && words <= 1 && lWords <= 1 && unitsOnly) {
+    draft.lostWords += words;
+    return span(WILDCARD);
+  }
+  return false;
+}
+
+/**
+ * Aligns a line with a template of another length (or with spans) on their shared constant tokens
+ * (a longest common subsequence), and gives the template covering both: each stretch between two
+ * shared constants is kept position by position where both hold as many tokens, and becomes one
+ * spanning `<*>` where they do not and the stretch reads as a variable part. Undefined when any
+ * stretch says something else, or when fewer than SPAN_MIN_ANCHORS wordy constants are shared, so
+ * unrelated lines never meet.
+ */
+function alignAcross(cluster: Cluster, line: string[]): SpanAlignment | undefined {
+  const template = cluster.tokens;
+  const spans = cluster.spans ?? [];
+  const n = template.length;
+  const m = line.length;
+  const width = m + 1;
+  const tAnchor = template.map((t, i) => !spans[i] && isAnchor(t));
+  const lAnchor = line.map(isAnchor);
+  const same = (i: number, j: number) => tAnchor[i] === true && lAnchor[j] === true && template[i] === line[j];
+  // table[i][j]: the longest common run of constants of template[i..] and line[j..].
+  const table = new Uint16Array((n + 1) * width);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      const here = i * width + j;
+      table[here] = same(i, j)
+        ? (table[here + width + 1] ?? 0) + 1
+        : Math.max(table[here + width] ?? 0, table[here + 1] ?? 0);
+    }
+  }
+  const anchors: [number, number][] = [];
+  for (let i = 0, j = 0; i < n && j < m; ) {
+    const here = i * width + j;
+    if (same(i, j) && table[here] === (table[here + width + 1] ?? 0) + 1) anchors.push([i++, j++]);
+    else if ((table[here + width] ?? 0) >= (table[here + 1] ?? 0)) i++;
+    else j++;
+  }
+  // Prose after a worded label both lines share (`User reported: …`) is one span, though the two
+  // may share words by chance. Not after a value (`from <*> (<*>): Permission denied`): there the
+  // text is most often a fixed message, as an error's.
+  for (let a = anchors.length - 1; a >= 0; a--) {
+    const [i, j] = anchors[a] ?? [n, m];
+    const label = template[i] ?? '';
+    if (!label.endsWith(':') || !hasWord(label) || i >= n - 1 || j >= m - 1) continue;
+    if (!prose(template.slice(i + 1)) || !prose(line.slice(j + 1))) continue;
+    const aligned = judge(cluster, line, anchors.slice(0, a + 1), true);
+    if (aligned) return aligned;
+  }
+  return judge(cluster, line, anchors, false);
+}
+
+function judge(cluster: Cluster, line: string[], shared: [number, number][], freeText: boolean): SpanAlignment | undefined {
+  const template = cluster.tokens;
+  const spans = cluster.spans ?? [];
+  const anchors = [...shared];
+  const gaps: Gap[] = [];
+  for (let k = 0; k <= anchors.length; k++) {
+    const [ti, li] = anchors[k - 1] ?? [-1, -1];
+    const [tn, ln] = anchors[k] ?? [template.length, line.length];
+    gaps.push({ t0: ti + 1, t1: tn, l0: li + 1, l1: ln });
+  }
+  // Tokens on one side only (`*64` after a program's name, `(1.16 KB)` after a size) belong to the
+  // value beside them: the shared constant before them (after, at the start) joins the stretch.
+  for (let k = 0; k < gaps.length; ) {
+    const gap = gaps[k] as Gap;
+    const tEmpty = gap.t0 === gap.t1;
+    if (tEmpty === (gap.l0 === gap.l1)) {
+      k++;
+      continue;
+    }
+    const extra = tEmpty ? line.slice(gap.l0, gap.l1) : template.slice(gap.t0, gap.t1);
+    const extraSpans = tEmpty ? [] : spans.slice(gap.t0, gap.t1);
+    if (anchors.length === 0 || !extra.every((t, i) => extraSpans[i] === true || isValue(t))) {
+      return undefined;
+    }
+    const a = k > 0 ? k - 1 : 0;
+    const before = gaps[a] as Gap;
+    const after = gaps[a + 1] as Gap;
+    gaps.splice(a, 2, { t0: before.t0, t1: after.t1, l0: before.l0, l1: after.l1 });
+    anchors.splice(a, 1);
+    k = a;
+  }
+  const wordy = anchors.filter(([i]) => hasWord(template[i] ?? '')).length;
+  if (wordy < SPAN_MIN_ANCHORS) return undefined;
+
+  const draft: Draft = { tokens: [], spans: [], lostWords: 0 };
+  for (let k = 0; k < gaps.length; k++) {
+    const gap = gaps[k] as Gap;
+    const t = template.slice(gap.t0, gap.t1);
+    const tSpans = spans.slice(gap.t0, gap.t1);
+    const l = line.slice(gap.l0, gap.l1);
+    if (!alignStretch(t, tSpans, l, freeText && k === gaps.length - 1, draft)) return undefined;
+    const anchor = anchors[k];
+    if (anchor) {
+      draft.tokens.push(template[anchor[0]] ?? WILDCARD);
+      draft.spans.push(false);
+    }
+  }
+  // The template may not lose more of its wording than the two lines share.
+  if (draft.lostWords > wordy) return undefined;
+  return { cluster, tokens: draft.tokens, spans: draft.spans, anchors: wordy };
 }
