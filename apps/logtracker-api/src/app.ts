@@ -34,8 +34,8 @@ export function openDatabase(config: Readonly<Config>, options: { migrate?: bool
     migrationsFolder,
     extensions: ['pg_trgm', 'btree_gin'],
     migrate: options.migrate ?? config.migrateOnStart,
-    // Log lists and searches are planned for their values (filters, search words, cursor).
-    customPlanPoolSize: Math.max(2, Math.ceil(config.database.poolSize / 2)),
+    // The logs' queries are planned for their values (filters, search words, ranges): see modules/index.ts.
+    customPlanPoolSize: config.database.poolSize,
   });
 }
 
@@ -103,8 +103,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     ingestKeys,
     webhookGuard,
   });
-  registerAlerting(app, { config, db: database.db, events, webhookGuard });
-  registerRetention(app, { config, db: database.db });
-  registerMaintenance(app, { config, db: database.db });
+  registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
+  registerRetention(app, { config, db: database.customPlanDb });
+  registerMaintenance(app, { config, db: database.customPlanDb });
   return app;
 }

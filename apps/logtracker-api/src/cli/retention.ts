@@ -33,14 +33,14 @@ export async function main(env: Record<string, string | undefined> = process.env
     const database = await openDatabase(config);
     try {
       const job = createRetentionJob({
-        db: database.db,
+        db: database.customPlanDb,
         logger: stderrLogger(config.logLevel),
         batchSize: config.retention.batchSize,
         pauseMs: config.retention.pauseMs,
       });
       const result = await job.runOnce();
       // The cron job is also the place for storage upkeep when the app's own schedule is off.
-      const maintenance = await createMaintenanceJob({ db: database.db, logger: stderrLogger(config.logLevel) }).runOnce();
+      const maintenance = await createMaintenanceJob({ db: database.customPlanDb, logger: stderrLogger(config.logLevel) }).runOnce();
       const summary = {
         job: 'retention',
         ok: true,

@@ -47,10 +47,13 @@ export async function registerModules(
     webhookGuard: WebhookGuard;
   },
 ) {
-  const { db } = deps.database;
+  // Queries on the partitioned logs (ingest, lists, searches, statistics, mining, alerts) run on
+  // connections that plan each statement for its values; accounts, projects and members on the
+  // main pool, whose prepared statements keep their plans (DatabaseHandle.customPlanDb).
+  const { db, customPlanDb: logsDb } = deps.database;
   const { access, events, ingestKeys } = deps;
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
-  const logs = createLogsService({ db, listDb: deps.database.customPlanDb, access, events });
+  const logs = createLogsService({ db: logsDb, access, events });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
   const { ai } = deps.config;
@@ -63,7 +66,7 @@ export async function registerModules(
         onError: (error) => app.log.warn({ err: error }, 'AI narrative unavailable; the analysis stands without it'),
       })
     : noNarrative;
-  const analysis = createAnalysisService({ db, access, mining: createPatternMiningService({ db }), narrative });
+  const analysis = createAnalysisService({ db: logsDb, access, mining: createPatternMiningService({ db: logsDb }), narrative });
 
   await app.register(
     async (api) => {
@@ -74,10 +77,10 @@ export async function registerModules(
       await api.register(ingestKeysRoutes({ ingestKeys }));
       await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes }));
       await api.register(tailRoutes({ tail: createTailService({ access, events, sessions: app.auth.store, ...deps.config.tail }) }));
-      await api.register(statsRoutes({ stats: createStatsService({ db, access }) }));
+      await api.register(statsRoutes({ stats: createStatsService({ db: logsDb, access }) }));
       await api.register(analysisRoutes({ analysis }));
       await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access, webhookGuard: deps.webhookGuard }) }));
-      await api.register(alertsRoutes({ alerts: createAlertsService({ db, access }) }));
+      await api.register(alertsRoutes({ alerts: createAlertsService({ db: logsDb, access }) }));
     },
     { prefix: '/api' },
   );

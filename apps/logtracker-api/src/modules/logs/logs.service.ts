@@ -26,15 +26,8 @@ function toRow(projectId: number, entry: LogEntryBody, receivedAt: Date): NewLog
   };
 }
 
-export function createLogsService(deps: {
-  db: DbTx;
-  /** Where lists and searches run: statements planned for their values (DatabaseHandle.customPlanDb). */
-  listDb?: DbTx;
-  access: ProjectAccess;
-  events: LogEvents;
-}) {
+export function createLogsService(deps: { db: DbTx; access: ProjectAccess; events: LogEvents }) {
   const { db, access, events } = deps;
-  const listDb = deps.listDb ?? db;
 
   async function authorizeWrite(writer: LogWriter, projectId: number) {
     if (writer.kind === 'user') {
@@ -117,7 +110,7 @@ export function createLogsService(deps: {
       await access.assertMember(actor, projectId);
       const { page, per_page } = query;
       const { rows, total, estimated } = await listLogs(
-        listDb,
+        db,
         projectId,
         {
           level: query.level,
