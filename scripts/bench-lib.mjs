@@ -1,7 +1,9 @@
 // Shared by the apps' benches: start a built service on a free loopback port, run autocannon
 // against it, and print a table of figures with their targets.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
 export function freePort() {
@@ -117,4 +119,28 @@ export async function measureCommonPath({ app, bare, token, cases, seconds = 5, 
     ]);
   }
   return rows;
+}
+
+/**
+ * The environment both apps run under in a bench: production mode, nothing on disk, a fixed JWT
+ * secret (shared with the bare endpoint, and kept across a restart), quiet logs, no rate limits.
+ */
+export function benchAppEnv(databaseUrl) {
+  return {
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    DATA_DIR: 'memory://',
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    NODE_ENV: 'production',
+    // Production requires a mail transport; nothing a bench does sends mail that must arrive.
+    SMTP_URL: 'smtp://127.0.0.1:2525',
+    LOG_LEVEL: 'warn',
+    DATABASE_POOL_SIZE: '10',
+    RATE_LIMIT_AUTHENTICATED: '100000000',
+    RATE_LIMIT_PUBLIC: '100000000',
+  };
+}
+
+/** The bare reference of the common read path (scripts/bare-reads.mjs) for `app` (logtracker | marketplace). */
+export function startBareReads(app, env) {
+  return startService(fileURLToPath(new URL('.', import.meta.url)), { ...env, BARE_APP: app }, '/health', 'bare-reads.mjs');
 }

@@ -23,11 +23,10 @@
 //      and the machine's two cores shared with the deletes).
 //   8. One table of figures, targets and pass/fail, also written to bench/results.md.
 // Exits 0 when a target is missed (it is a measurement), non-zero only on errors.
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { load, measureCommonPath, printTable, runNode, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, printTable, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -802,17 +801,7 @@ async function main() {
   const database = await openDatabase();
   const onPostgres = database.kind === 'postgres';
   const appEnv = {
-    ...(onPostgres ? { DATABASE_URL: database.url } : {}),
-    // Also with a URL: the app keeps nothing on disk, and the JWT secret is fixed for the restart.
-    DATA_DIR: 'memory://',
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    NODE_ENV: 'production',
-    // Production requires a mail transport; alerts are off here, so nothing is ever sent to it.
-    SMTP_URL: 'smtp://127.0.0.1:2525',
-    LOG_LEVEL: 'warn',
-    DATABASE_POOL_SIZE: '10',
-    RATE_LIMIT_AUTHENTICATED: '100000000',
-    RATE_LIMIT_PUBLIC: '100000000',
+    ...benchAppEnv(onPostgres ? database.url : undefined),
     RATE_LIMIT_INGEST: '100000000',
     RETENTION_INTERVAL_MINUTES: '0',
     ALERT_WORKER_ENABLED: 'false',
@@ -906,7 +895,7 @@ async function main() {
   if (ONLY.has('common')) {
     if (onPostgres) {
       log('common path: GET /api/projects and GET /api/user against the bare endpoint, alternating');
-      const bare = await startService(fileURLToPath(new URL('../../../scripts/', import.meta.url)), { ...appEnv, BARE_APP: 'logtracker' }, '/health', 'bare-reads.mjs');
+      const bare = await startBareReads('logtracker', appEnv);
       killOnCleanup('bare reads', bare.pid);
       try {
         rows.push(

@@ -6,15 +6,13 @@
 // On PostgreSQL: BENCH_DATABASE_URL, or a throwaway server started here (scripts/bench-postgres.mjs);
 // without PostgreSQL installed, the health figures on PGlite only.
 // Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5).
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { load, measureCommonPath, printTable, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, printTable, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
-const scriptsDir = fileURLToPath(new URL('../../../scripts/', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const COMMON_SECONDS = Number(process.env.BENCH_COMMON_SECONDS ?? 5);
@@ -50,18 +48,7 @@ async function main() {
     }
   }
   label ??= 'PGlite in memory (no PostgreSQL installed): health only';
-  const env = {
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    DATA_DIR: 'memory://',
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    NODE_ENV: 'production',
-    // Production requires a mail transport; nothing here sends mail that must arrive.
-    SMTP_URL: 'smtp://127.0.0.1:2525',
-    LOG_LEVEL: 'warn',
-    DATABASE_POOL_SIZE: '10',
-    RATE_LIMIT_AUTHENTICATED: '100000000',
-    RATE_LIMIT_PUBLIC: '100000000',
-  };
+  const env = benchAppEnv(databaseUrl);
   log('starting the marketplace');
   const app = await startService(appDir, env, '/api/v1/health');
   stops.push(() => app.stop());
@@ -83,7 +70,7 @@ async function main() {
       await call(app.base, 'POST', '/api/v1/vehicles', { token, body: { make: 'Renault', model: `Clio ${i + 1}`, year: 2019, fuel: 'diesel', mileage: 84_000 } });
     }
     log('common path: GET /api/v1/vehicles and GET /api/v1/auth/me against the bare endpoint, alternating');
-    const bare = await startService(scriptsDir, { ...env, BARE_APP: 'marketplace' }, '/health', 'bare-reads.mjs');
+    const bare = await startBareReads('marketplace', env);
     stops.push(() => bare.stop());
     rows.push(
       ...(await measureCommonPath({

@@ -94,7 +94,7 @@ function preparing(client: postgres.Sql): postgres.Sql {
  * A query on the common path, built and prepared once per database (Drizzle's `.prepare()` with
  * `sql.placeholder`s), then executed with its values: composing a query costs more in Drizzle
  * than running it on a warm connection. `build` must take every value through a placeholder.
- * A transaction gets its own, unprepared copy.
+ * A transaction gets a copy of its own, built on its first use there.
  */
 export function preparedOnce<Q>(build: (db: DbOrTx) => Q): (db: DbOrTx) => Q {
   const cache = new WeakMap<DbOrTx, Q>();
@@ -225,6 +225,15 @@ export function sqlState(error: unknown): string | undefined {
 }
 
 /** Escapes `%`, `_` and `\` so that user text is matched literally inside LIKE/ILIKE patterns. */
+/**
+ * A PostgreSQL array literal (`{1,2}`, `{"a","b\\"c"}`), to bind a whole column of values as one
+ * parameter, cast where it is used (`any($1::int[])`, `unnest($1::text[], …)`): thousands of rows
+ * cost one bind, not one per value.
+ */
+export function arrayLiteral(values: readonly (string | number)[]): string {
+  return `{${values.map((v) => (typeof v === 'number' ? String(v) : `"${v.replace(/[\\"]/g, '\\$&')}"`)).join(',')}}`;
+}
+
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }

@@ -1,6 +1,6 @@
 import { asc, eq, ilike } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { escapeLike, executeCount, queryRows, sql, withTransaction, type DbOrTx } from '../src/index.js';
+import { arrayLiteral, escapeLike, executeCount, queryRows, sql, withTransaction, type DbOrTx } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 
@@ -133,6 +133,19 @@ describe('plans', () => {
       // PGlite runs one connection, whose statements are not kept prepared.
       expect(handle.customPlanDb).toBe(handle.db);
     }
+  });
+});
+
+describe('arrayLiteral', () => {
+  it('binds a column of values as one parameter, quotes, backslashes, commas and braces kept', async () => {
+    const texts = ['plain', 'say "hi"', 'back\\slash', 'a,b', '{x}', '', 'NULL'];
+    const [row] = await queryRows<{ texts: string[]; ints: number[] }>(
+      handle.db,
+      sql`select ${arrayLiteral(texts)}::text[] as texts, ${arrayLiteral([3, -1, 0])}::int[] as ints`,
+    );
+    expect(row?.texts).toEqual(texts);
+    expect(row?.ints).toEqual([3, -1, 0]);
+    expect(arrayLiteral([])).toBe('{}');
   });
 });
 

@@ -1,4 +1,4 @@
-import { executeCount, queryRows, timestamptz } from '@repo/db';
+import { arrayLiteral, executeCount, queryRows, timestamptz } from '@repo/db';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logPatterns, minerStates, patterns, type LogLevel } from '../../db/schema/index.js';
@@ -92,13 +92,6 @@ export async function tagLogs(db: DbTx, projectId: number, tags: { log: UnminedL
 
 const TAG_CHUNK = 1_000;
 
-/**
- * A PostgreSQL array literal, one parameter for a whole column of values (`unnest`, `any`):
- * thousands of rows cost one bind, not one per value.
- */
-function arrayLiteral(values: readonly (string | number)[]): string {
-  return `{${values.map((v) => (typeof v === 'number' ? String(v) : `"${v.replace(/[\\"]/g, '\\$&')}"`)).join(',')}}`;
-}
 
 export function listProjectPatterns(db: DbTx, projectId: number) {
   return db
@@ -152,10 +145,6 @@ export function deleteExpiredTags(db: DbTx, projectId: number, cutoff: Date) {
   return executeCount(db, sql`delete from log_patterns where project_id = ${projectId} and timestamp < ${timestamptz(cutoff)}`);
 }
 
-/** Every tag of a project (the project is being deleted). */
-export async function deleteProjectTags(db: DbTx, projectId: number) {
-  await db.delete(logPatterns).where(eq(logPatterns.projectId, projectId));
-}
 
 export function topPatterns(db: DbTx, projectId: number, limit: number) {
   return db

@@ -16,8 +16,8 @@ function clusterInfo(miner: TemplateMiner, clusterId: number, latest: Map<number
 /**
  * Mines the templates of a project's logs in a range and tags every log of the range with its
  * pattern. Work goes a page at a time: while a page is mined, the next one is read and the tags of
- * the one before are written, with a yield between pages so ingestion keeps flowing while a large range is mined; runs
- * of one project are serialised.
+ * the one before are written, with a yield between pages so ingestion keeps flowing while a large
+ * range is mined; runs of one project are serialised.
  */
 export function createPatternMiningService(deps: { db: DbTx }) {
   const { db } = deps;
@@ -48,19 +48,19 @@ export function createPatternMiningService(deps: { db: DbTx }) {
       const page = window.filter((row): row is repo.UnminedLog => row.message !== null);
       const clusterIds = page.map((row) => miner.add(row.message).clusterId);
       const tags: { log: repo.UnminedLog; patternId: number }[] = [];
-      const fresh: number[] = [];
+      const fresh = new Set<number>();
       for (let i = 0; i < page.length; i++) {
         const clusterId = miner.resolve(clusterIds[i] as number);
         clusterIds[i] = clusterId;
         touched.add(clusterId);
-        if (!patternOf.has(clusterId) && !fresh.includes(clusterId)) fresh.push(clusterId);
+        if (!patternOf.has(clusterId)) fresh.add(clusterId);
         const row = page[i] as repo.UnminedLog;
         const seen = latest.get(clusterId);
         if (!seen || seen.ts < row.ts) latest.set(clusterId, { ts: row.ts, message: row.message.slice(0, 2_000) });
       }
       await writing;
-      if (fresh.length > 0) {
-        const ids = await repo.upsertPatterns(db, projectId, fresh.map((clusterId) => clusterInfo(miner, clusterId, latest)));
+      if (fresh.size > 0) {
+        const ids = await repo.upsertPatterns(db, projectId, [...fresh].map((clusterId) => clusterInfo(miner, clusterId, latest)));
         for (const [clusterId, id] of ids) patternOf.set(clusterId, id);
       }
       for (let i = 0; i < page.length; i++) {

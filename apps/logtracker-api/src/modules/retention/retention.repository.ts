@@ -1,4 +1,4 @@
-import { queryRows, timestamptz } from '@repo/db';
+import { arrayLiteral, queryRows, timestamptz } from '@repo/db';
 import { asc, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { projects } from '../../db/schema/index.js';
@@ -71,7 +71,7 @@ export async function defaultPartition(db: DbTx): Promise<string | undefined> {
 }
 
 /** `project_id = any(…)` of a list of project ids, as one array parameter. */
-const anyOf = (ids: number[]) => sql`project_id = any(${`{${ids.join(',')}}`}::int[])`;
+const anyOf = (ids: number[]) => sql`project_id = any(${arrayLiteral(ids)}::int[])`;
 
 const tableOf = (partition: DailyPartition) => sql.raw(`"${partition.name}"`);
 
