@@ -6,6 +6,8 @@ import { activityLog, prestataireProfiles, users, type ValidationStatus } from '
 import { systemActor, type Actor } from '../src/lib/context.js';
 import { defineStateMachine, transition, type Move } from '../src/lib/transitions.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
+import { createOutbox } from '../src/modules/outbox/outbox.js';
+import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import { validationMachine } from '../src/modules/admin-prestataires/admin-prestataires.repository.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, usersService, type TestApp } from './helpers.js';
 
@@ -30,7 +32,7 @@ const validate: Move<typeof prestataireProfiles, ValidationStatus> = {
 
 function move(actor: Actor | typeof systemActor, id: number, m: Move<typeof prestataireProfiles, ValidationStatus> = validate) {
   const db = t.database.db;
-  return transition(db, { recorder: createActivityRecorder({ db }), actor }, validationMachine, id, m);
+  return transition(db, { recorder: createActivityRecorder({ db }), outbox: createOutbox({ db }), actor }, validationMachine, id, m);
 }
 
 async function stateOf(userId: number) {
@@ -74,6 +76,13 @@ describe('transition', () => {
       before: { validation_status: 'pending', validation_note: null },
       after: { validation_status: 'validated', validation_note: 'Complete', checked_by: 'team' },
     });
+    const events = await eventsOf(t.database.db, 'user', p.user.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'prestataire.validated',
+      actorId: admin.userId,
+      payload: { from: 'pending', to: 'validated', validation_status: 'validated', checked_by: 'team' },
+    });
   });
 
   it('answers 409 with the current state, and changes and logs nothing, when the move does not leave from it', async () => {
@@ -112,12 +121,13 @@ describe('transition', () => {
     const p = await createPrestataire(t);
     await expect(
       withTransaction(t.database.db, async (tx) => {
-        await transition(tx, { recorder: createActivityRecorder({ db: t.database.db }), actor: admin }, validationMachine, p.user.id, validate);
+        await transition(tx, { recorder: createActivityRecorder({ db: t.database.db }), outbox: createOutbox({ db: t.database.db }), actor: admin }, validationMachine, p.user.id, validate);
         throw new Error('a later step of the same state change failed');
       }),
     ).rejects.toThrow('a later step');
     expect(await stateOf(p.user.id)).toBe('pending');
     expect(await entries(p.user.id)).toEqual([]);
+    expect(await eventsOf(t.database.db, 'user', p.user.id)).toEqual([]);
   });
 
   it('records the platform’s own moves with the role system and no user', async () => {

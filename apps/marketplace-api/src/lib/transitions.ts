@@ -4,6 +4,7 @@ import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../db/index.js';
 import type { ActivityRecorder } from '../modules/activity-log/activity-log.recorder.js';
+import type { Outbox } from '../modules/outbox/outbox.js';
 import type { Caller } from './context.js';
 
 /**
@@ -46,6 +47,13 @@ export function defineStateMachine<T extends PgTable, S extends string>(spec: St
   return { ...spec, stateKey: entry[0] as keyof T['$inferSelect'] & string };
 }
 
+/** What every move is recorded by: the activity log (who did it), the outbox (what consumers react to). */
+export interface TransitionDeps {
+  recorder: ActivityRecorder;
+  outbox: Outbox;
+  actor: Caller;
+}
+
 /** One move of a machine: the states it leaves from, the state it reaches, and how it is logged. */
 export interface Move<T extends PgTable, S extends string> {
   /** What the actor is doing, for the 409 message: "validate", "accept"… */
@@ -80,7 +88,7 @@ export function illegalMove(machine: Pick<StateMachineSpec<PgTable, string>, 'no
  * Moves one row of a state machine, in one transaction (the caller's when given one): the row is
  * locked, its state checked against `from`, then changed by a conditional
  * `UPDATE … WHERE key = $id AND state IN (from) RETURNING *`, and the move recorded in the activity
- * log by the same transaction. No such row answers 404; a state the move does not leave from
+ * log and, as a domain event of type `action`, in the outbox by the same transaction. No such row answers 404; a state the move does not leave from
  * answers 409 `{ error: 'conflict', message, current_status }`.
  *
  * The conditional update is what makes two racing moves end with exactly one winner; the lock taken
@@ -90,7 +98,7 @@ export function illegalMove(machine: Pick<StateMachineSpec<PgTable, string>, 'no
  */
 export async function transition<T extends PgTable, S extends string>(
   db: DbTx,
-  deps: { recorder: ActivityRecorder; actor: Caller },
+  deps: TransitionDeps,
   machine: StateMachine<T, S>,
   id: number,
   move: Move<T, S>,
@@ -127,6 +135,11 @@ export async function transition<T extends PgTable, S extends string>(
       action,
       { type: machine.subjectType, id },
       { before: machine.audit(previous), after: { ...machine.audit(row), ...move.details } },
+      tx,
+    );
+    await deps.outbox.publish(
+      deps.actor,
+      { type: action, subject: { type: machine.subjectType, id }, payload: { from: before, to: move.to, ...machine.audit(row), ...move.details } },
       tx,
     );
     return { row, previous, before };

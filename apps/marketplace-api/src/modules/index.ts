@@ -51,6 +51,7 @@ import { createPrestatairesService } from './prestataires/prestataires.service.j
 import { repairDataRoutes } from './repairdata/repairdata.routes.js';
 import { createRepairDataService } from './repairdata/repairdata.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
+import { createOutbox } from './outbox/outbox.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
 import { createTariffGridsService } from './tariff-grids/tariff-grids.service.js';
@@ -77,6 +78,8 @@ export interface ModuleDeps {
 export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   // One instance, so its per-address send limit counts every route that sends a verification e-mail.
   const { db, users, recorder } = deps;
+  // The one writer of domain events: every state move publishes through it, in its own transaction.
+  const outbox = createOutbox({ db });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -157,10 +160,10 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage: deps.storage, clock, recorder }) }));
       await api.register(
         adminPrestatairesRoutes({
-          adminPrestataires: createAdminPrestatairesService({ db, mailer: deps.mailer, clock, recorder }),
+          adminPrestataires: createAdminPrestatairesService({ db, mailer: deps.mailer, clock, recorder, outbox }),
         }),
       );
-      await api.register(complianceRoutes({ compliance: createComplianceService({ db, mailer: deps.mailer, clock, recorder }) }));
+      await api.register(complianceRoutes({ compliance: createComplianceService({ db, mailer: deps.mailer, clock, recorder, outbox }) }));
       await api.register(
         adminUsersRoutes({
           adminUsers: createAdminUsersService({

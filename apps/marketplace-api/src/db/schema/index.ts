@@ -9,3 +9,6 @@ export * from './vehicles.js';
 export * from './repairdata.js';
 export * from './pricing.js';
 export * from './ai.js';
+export * from './schedule.js';
+export * from './lifecycle.js';
+export * from './outbox.js';

@@ -7,6 +7,7 @@ import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
 import { transition, type Move } from '../../lib/transitions.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { Outbox } from '../outbox/outbox.js';
 import { countDocumentsByUser, listUserDocuments } from '../documents/documents.repository.js';
 import { requiredChecklist } from '../documents/documents.schemas.js';
 import {
@@ -28,20 +29,20 @@ export type ValidationMove = Move<typeof prestataireProfiles, ValidationStatus>;
  * not leave from answers 409 with `current_status`.
  */
 export async function moveValidation(
-  deps: { db: DbTx; recorder: ActivityRecorder },
+  deps: { db: DbTx; recorder: ActivityRecorder; outbox: Outbox },
   actor: Actor,
   prestataireId: number,
   move: ValidationMove,
 ) {
   return withTransaction(deps.db, async (tx) => {
-    const { row: profile, before } = await transition(tx, { recorder: deps.recorder, actor }, repo.validationMachine, prestataireId, move);
+    const { row: profile, before } = await transition(tx, { recorder: deps.recorder, outbox: deps.outbox, actor }, repo.validationMachine, prestataireId, move);
     const found = await repo.findPrestataire(tx, prestataireId);
     if (!found) throw AppError.notFound('Prestataire');
     return { user: found.user, profile, before };
   });
 }
 
-export function createAdminPrestatairesService(deps: { db: DbTx; mailer: Mailer; clock: Clock; recorder: ActivityRecorder }) {
+export function createAdminPrestatairesService(deps: { db: DbTx; mailer: Mailer; clock: Clock; recorder: ActivityRecorder; outbox: Outbox }) {
   const { db, mailer, clock } = deps;
 
   async function getPrestataire(prestataireId: number) {

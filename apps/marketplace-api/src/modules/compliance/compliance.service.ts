@@ -4,12 +4,13 @@ import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { Actor } from '../../lib/context.js';
 import { addDays, type Clock } from '../../lib/time.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { Outbox } from '../outbox/outbox.js';
 import { moveValidation } from '../admin-prestataires/admin-prestataires.service.js';
 import { prestataireSuspendedMail } from './compliance.mail.js';
 import * as repo from './compliance.repository.js';
 
 /** Keeping validated prestataires compliant: documents running out, and suspension. */
-export function createComplianceService(deps: { db: DbTx; mailer: Mailer; clock: Clock; recorder: ActivityRecorder }) {
+export function createComplianceService(deps: { db: DbTx; mailer: Mailer; clock: Clock; recorder: ActivityRecorder; outbox: Outbox }) {
   const { db, mailer, clock } = deps;
   return {
     /** Documents expiring within `days` days or already expired, soonest first. */

@@ -1,0 +1,62 @@
+import { and, asc, eq, gt, or, sql } from 'drizzle-orm';
+import type { DbTx } from '../../db/index.js';
+import { domainEvents, outboxCursors, type DomainEvent } from '../../db/schema/index.js';
+
+export type NewDomainEvent = Pick<DomainEvent, 'type' | 'subjectType' | 'subjectId' | 'actorId' | 'payload'>;
+
+export interface OutboxPosition {
+  txId: number;
+  eventId: number;
+}
+
+export async function insertEvents(db: DbTx, events: NewDomainEvent[]): Promise<void> {
+  if (events.length > 0) await db.insert(domainEvents).values(events);
+}
+
+/**
+ * The next events after `after`, in commit order, that no running transaction can still precede:
+ * only transactions older than this snapshot's oldest running one are read, so a slow transaction's
+ * event is never behind a cursor that has already moved on.
+ */
+export async function eventsAfter(db: DbTx, after: OutboxPosition, limit: number): Promise<DomainEvent[]> {
+  return db
+    .select()
+    .from(domainEvents)
+    .where(
+      and(
+        sql`${domainEvents.txId} < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
+        or(gt(domainEvents.txId, after.txId), and(eq(domainEvents.txId, after.txId), gt(domainEvents.id, after.eventId))),
+      ),
+    )
+    .orderBy(asc(domainEvents.txId), asc(domainEvents.id))
+    .limit(limit);
+}
+
+/**
+ * A consumer's cursor, locked for the caller's transaction; null when another instance holds it
+ * (that instance is delivering the same events now).
+ */
+export async function claimCursor(tx: DbTx, consumer: string): Promise<OutboxPosition | null> {
+  await tx.insert(outboxCursors).values({ consumer }).onConflictDoNothing();
+  const [row] = await tx
+    .select({ txId: outboxCursors.lastTxId, eventId: outboxCursors.lastEventId })
+    .from(outboxCursors)
+    .where(eq(outboxCursors.consumer, consumer))
+    .for('update', { skipLocked: true });
+  return row ?? null;
+}
+
+export async function moveCursor(tx: DbTx, consumer: string, to: OutboxPosition): Promise<void> {
+  await tx
+    .update(outboxCursors)
+    .set({ lastTxId: to.txId, lastEventId: to.eventId, updatedAt: sql`now()` })
+    .where(eq(outboxCursors.consumer, consumer));
+}
+
+export async function eventsOf(db: DbTx, subjectType: string, subjectId: number): Promise<DomainEvent[]> {
+  return db
+    .select()
+    .from(domainEvents)
+    .where(and(eq(domainEvents.subjectType, subjectType), eq(domainEvents.subjectId, subjectId)))
+    .orderBy(asc(domainEvents.id));
+}
