@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { availabilities, prestataireServices, serviceCategories, services, vehicles } from '../src/db/schema/index.js';
+import { eq } from 'drizzle-orm';
+import { availabilities, prestataireProfiles, prestataireServices, serviceCategories, services, vehicles } from '../src/db/schema/index.js';
 import { bearer, createPrestataire, unique, type TestApp, type TestUser } from './helpers.js';
 
 /** Lyon, where the test prestataires are based (helpers.ts), and a point about 20 km and 100 km away. */
@@ -37,7 +38,11 @@ export function lifecycleFixtures(t: () => TestApp) {
    * every day 00:00–24:00 so any time at least an hour ahead is free.
    */
   async function prestataire(serviceIds: number[], opts: { radiusKm?: number; own?: { priceCents?: number; durationMinutes?: number } } = {}) {
-    const p = await createPrestataire(t(), { status: 'validated', profile: { serviceRadiusKm: opts.radiusKm ?? 30 } });
+    const p = await createPrestataire(t(), { status: 'validated' });
+    await db()
+      .update(prestataireProfiles)
+      .set({ serviceRadiusKm: opts.radiusKm ?? 30 })
+      .where(eq(prestataireProfiles.userId, p.user.id));
     for (const serviceId of serviceIds) {
       await db().insert(prestataireServices).values({ prestataireId: p.user.id, serviceId, ...opts.own });
     }
