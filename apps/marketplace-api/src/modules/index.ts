@@ -50,8 +50,13 @@ import { prestataireProfileRoutes } from './prestataire-profile/prestataire-prof
 import { createPrestataireProfileService } from './prestataire-profile/prestataire-profile.service.js';
 import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
 import { createPrestatairesService } from './prestataires/prestataires.service.js';
+import { offersRoutes } from './offers/offers.routes.js';
+import { createOffersService } from './offers/offers.service.js';
 import { repairDataRoutes } from './repairdata/repairdata.routes.js';
 import { createRepairDataService } from './repairdata/repairdata.service.js';
+import { serviceRequestsRoutes } from './service-requests/service-requests.routes.js';
+import { createServiceRequestsService } from './service-requests/service-requests.service.js';
+import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
 import { createOutbox } from './outbox/outbox.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
@@ -186,6 +191,13 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(adminsRoutes({ admins: createAdminsService({ db, users, recorder }) }));
       await api.register(activityLogRoutes({ activityLog }));
       await api.register(tariffGridsRoutes({ tariffGrids }));
+      // Service requests and offers: clients ask, prestataires quote or accept, an accepted offer books the appointment.
+      {
+        const settings = createSettingsService({ db, recorder });
+        const lifecycle = { db, recorder, outbox, settings, availability };
+        await api.register(serviceRequestsRoutes({ serviceRequests: createServiceRequestsService({ ...lifecycle, storage: deps.storage }) }));
+        await api.register(offersRoutes({ offers: createOffersService(lifecycle) }));
+      }
     },
     { prefix: '/api/v1' },
   );
