@@ -30,25 +30,28 @@ const AvailabilityItem = z
     end_time: wallClock.describe('After start_time; 24:00 is the end of the day'),
   })
   .superRefine((item, ctx) => {
+    if (!WALL_CLOCK.test(item.start_time) || !WALL_CLOCK.test(item.end_time)) return;
     if (item.end_time <= item.start_time) ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'Must be after start_time' });
   });
 type AvailabilityItem = z.infer<typeof AvailabilityItem>;
 
-/** 422 on the later of two intervals of one day that overlap (touching ends do not). */
+/** 422 on each interval that starts before an earlier one of its day ends (touching ends do not overlap). */
 function checkOverlaps(items: AvailabilityItem[], ctx: z.RefinementCtx) {
   const valid = items
     .map((item, index) => ({ ...item, index }))
     .filter((i) => WALL_CLOCK.test(i.start_time) && WALL_CLOCK.test(i.end_time) && i.start_time < i.end_time)
     .sort((a, b) => a.day_of_week - b.day_of_week || a.start_time.localeCompare(b.start_time) || a.index - b.index);
-  for (let k = 1; k < valid.length; k++) {
-    const [prev, cur] = [valid[k - 1]!, valid[k]!];
-    if (prev.day_of_week === cur.day_of_week && cur.start_time < prev.end_time) {
+  // The interval of the day reaching latest so far: one long interval may cover several after it.
+  let reach: (typeof valid)[number] | undefined;
+  for (const cur of valid) {
+    if (reach && reach.day_of_week === cur.day_of_week && cur.start_time < reach.end_time) {
       ctx.addIssue({
         code: 'custom',
         path: [cur.index, 'start_time'],
-        message: `Overlaps item ${prev.index} (${prev.start_time}–${prev.end_time}) on the same day`,
+        message: `Overlaps item ${reach.index} (${reach.start_time}–${reach.end_time}) on the same day`,
       });
     }
+    if (!reach || reach.day_of_week !== cur.day_of_week || cur.end_time > reach.end_time) reach = cur;
   }
 }
 
