@@ -15,18 +15,13 @@ beforeAll(async () => {
   const db = t.database.db;
   const [c] = await db.insert(serviceCategories).values({ slug: 'ws-maintenance', name: 'Maintenance', position: 1 }).returning();
   category = { id: c!.id, slug: c!.slug, name: c!.name };
-  [brakes] = await db
-    .insert(services)
-    .values({ categoryId: c!.id, slug: 'ws-brakes', name: 'Brake pads', durationMinutes: 90, priceCents: 12000, position: 2 })
-    .returning();
-  [oil] = await db
-    .insert(services)
-    .values({ categoryId: c!.id, slug: 'ws-oil', name: 'Oil change', durationMinutes: 45, priceCents: null, position: 1 })
-    .returning();
-  [retired] = await db
-    .insert(services)
-    .values({ categoryId: c!.id, slug: 'ws-retired', name: 'Retired', durationMinutes: 30, active: false })
-    .returning();
+  const add = async (values: Omit<typeof services.$inferInsert, 'categoryId'>) => {
+    const [row] = await db.insert(services).values({ categoryId: c!.id, ...values }).returning();
+    return { id: row!.id };
+  };
+  brakes = await add({ slug: 'ws-brakes', name: 'Brake pads', durationMinutes: 90, priceCents: 12000, position: 2 });
+  oil = await add({ slug: 'ws-oil', name: 'Oil change', durationMinutes: 45, priceCents: null, position: 1 });
+  retired = await add({ slug: 'ws-retired', name: 'Retired', durationMinutes: 30, active: false });
 });
 afterAll(() => t.close());
 

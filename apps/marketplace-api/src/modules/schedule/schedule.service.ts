@@ -11,7 +11,6 @@ import {
   closureRangeErrors,
   presentAbsence,
   presentAvailability,
-  presentClosure,
   type AbsencesQuery,
   type AvailabilitiesBody,
   type ClosureBody,
