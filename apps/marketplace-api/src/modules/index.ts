@@ -25,6 +25,8 @@ import { createAdminsService } from './admins/admins.service.js';
 import { aiRoutes } from './ai/ai.routes.js';
 import { createAiService } from './ai/ai.service.js';
 import { createSuggestionsService } from './ai/suggestions.service.js';
+import { availabilityRoutes } from './availability/availability.routes.js';
+import { createAvailabilityService } from './availability/availability.service.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { createAuthService } from './auth/auth.service.js';
 import { catalogueRoutes } from './catalogue/catalogue.routes.js';
@@ -86,6 +88,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const { db, users, recorder } = deps;
   // The one writer of domain events: every state move publishes through it, in its own transaction.
   const outbox = createOutbox({ db });
+  // Free time and slots: the public pages read it, and every booking checks its slot with it.
+  const availability = createAvailabilityService({ db });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -151,6 +155,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       // Catalogue and discovery
       await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db }) }));
       await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db }) }));
+      await api.register(availabilityRoutes({ availability }));
       // Vehicles, repair data, estimates, AI
       await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db, repairData }) }));
       await api.register(repairDataRoutes({ repairData: createRepairDataService({ repairData }) }));
