@@ -147,6 +147,15 @@ describe('POST /prestataire/gallery', () => {
     expect(await storedFiles()).toBe(before + 5);
   });
 
+  it('lets only one of two concurrent batches fill the last places', async () => {
+    const p = await createPrestataire(t);
+    const ten = Array.from({ length: 10 }, (_, i): Part => ({ name: 'photos', filename: `${i}.png`, data: PNG_1X1 }));
+    expect((await upload(p.token, ten)).statusCode).toBe(201);
+    const results = await Promise.all([upload(p.token, ten), upload(p.token, ten)]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([201, 422]);
+    expect(await photosOf(p.user.id)).toHaveLength(20);
+  });
+
   it('refuses an upload without a photo, a file in another part, a caption too long, and a body not multipart', async () => {
     const p = await createPrestataire(t);
     expect(Object.keys(fieldErrors(await upload(p.token, [{ name: 'caption', data: 'no photo' }])))).toEqual(['photo']);

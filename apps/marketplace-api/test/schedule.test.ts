@@ -55,6 +55,16 @@ describe('weekly hours', () => {
     expect(logs.map((l) => l.before)).toContainEqual({ availabilities: [hours(7, '00:00', '24:00')] });
   });
 
+  it('are what the public reads of a validated prestataire answer, 24:00 included', async () => {
+    const p = await createPrestataire(t, { status: 'validated' });
+    const client = await createClient(t);
+    const set = [hours(1, '08:00', '12:00'), hours(5, '18:00', '24:00')];
+    await api('PUT', '/prestataire/availabilities', p.token, { availabilities: set });
+    const weekly = await api('GET', `/prestataires/${p.user.id}/availabilities`, client.token);
+    expect(weekly.json().data).toEqual(set);
+    expect((await api('GET', `/prestataires/${p.user.id}`)).json().data.opening_hours).toEqual(set);
+  });
+
   it('refuses overlapping intervals of one day naming the item, and changes nothing', async () => {
     const p = await createPrestataire(t);
     await api('PUT', '/prestataire/availabilities', p.token, { availabilities: [hours(3, '09:00', '17:00')] });
