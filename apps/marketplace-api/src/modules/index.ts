@@ -44,6 +44,12 @@ import { createKycService } from './kyc/kyc.service.js';
 import { laborRoutes } from './labor/labor.routes.js';
 import { createLaborService } from './labor/labor.service.js';
 import { mediaRoutes } from './media/media.routes.js';
+import { galleryRoutes } from './gallery/gallery.routes.js';
+import { createGalleryService } from './gallery/gallery.service.js';
+import { prestataireServicesRoutes } from './prestataire-services/prestataire-services.routes.js';
+import { createPrestataireServicesService } from './prestataire-services/prestataire-services.service.js';
+import { scheduleRoutes } from './schedule/schedule.routes.js';
+import { createScheduleService } from './schedule/schedule.service.js';
 import { passwordResetRoutes } from './password-reset/password-reset.routes.js';
 import { createPasswordResetService } from './password-reset/password-reset.service.js';
 import { prestataireProfileRoutes } from './prestataire-profile/prestataire-profile.routes.js';
@@ -89,6 +95,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const outbox = createOutbox({ db });
   // Free time and slots: the public pages read it, and every booking checks its slot with it.
   const availability = createAvailabilityService({ db });
+  // The platform's settings (lifetimes, cancellation window, auto-completion), read where they apply.
+  const settings = createSettingsService({ db, recorder });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -191,9 +199,12 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(adminsRoutes({ admins: createAdminsService({ db, users, recorder }) }));
       await api.register(activityLogRoutes({ activityLog }));
       await api.register(tariffGridsRoutes({ tariffGrids }));
+      // The prestataire's workspace: services offered, gallery, weekly hours, absences and closures
+      await api.register(prestataireServicesRoutes({ prestataireServices: createPrestataireServicesService({ db, recorder }) }));
+      await api.register(galleryRoutes({ gallery: createGalleryService({ db, storage: deps.storage, recorder, log: app.log }) }));
+      await api.register(scheduleRoutes({ schedule: createScheduleService({ db, recorder }) }));
       // Service requests and offers: clients ask, prestataires quote or accept, an accepted offer books the appointment.
       {
-        const settings = createSettingsService({ db, recorder });
         const lifecycle = { db, recorder, outbox, settings, availability };
         await api.register(serviceRequestsRoutes({ serviceRequests: createServiceRequestsService({ ...lifecycle, storage: deps.storage }) }));
         await api.register(offersRoutes({ offers: createOffersService(lifecycle) }));
