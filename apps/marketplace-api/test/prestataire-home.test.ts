@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../src/lib/context.js';
 import { addDays, todayIn } from '../src/lib/time.js';
 import { createPrestataireHomeService } from '../src/modules/prestataire-home/prestataire-home.service.js';
-import { notifications } from '../src/db/schema/index.js';
+import { eq } from 'drizzle-orm';
+import { notifications, prestataireProfiles } from '../src/db/schema/index.js';
 import { lifecycleFixtures } from './admin-lifecycle-fixtures.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 
@@ -22,6 +23,16 @@ afterAll(() => t.close());
 function get(url: string, token: string) {
   return t.app.inject({ method: 'GET', url: `/api/v1/prestataire${url}`, headers: bearer(token) });
 }
+/** A prestataire in Lyon, with profile settings the account helper does not take (time zone, radius). */
+async function workshop(opts: { validated?: boolean; timezone?: string; serviceRadiusKm?: number } = {}) {
+  const { validated = true, ...profile } = opts;
+  const created = await createPrestataire(t, { ...(validated ? { status: 'validated' as const } : {}), profile: LYON });
+  if (Object.keys(profile).length > 0) {
+    await t.database.db.update(prestataireProfiles).set(profile).where(eq(prestataireProfiles.userId, created.user.id));
+  }
+  return created;
+}
+
 const actorOf = (u: TestUser): Actor => ({ kind: 'user', userId: u.user.id, role: 'prestataire', sessionId: 'test', requestId: 'test', ip: '127.0.0.1' });
 
 interface Home {
@@ -60,8 +71,8 @@ describe('GET /prestataire/home', () => {
     const category = await fx.category();
     const offered = await fx.service(category.id, { name: 'Plaquettes' });
     const notOffered = await fx.service(category.id, { name: 'Carrosserie' });
-    const me = await createPrestataire(t, { status: 'validated', profile: { ...LYON, serviceRadiusKm: 30 } });
-    const rival = await createPrestataire(t, { status: 'validated', profile: LYON });
+    const me = await workshop({ serviceRadiusKm: 30 });
+    const rival = await workshop();
     await fx.offerService(me.user.id, offered.id);
     const client = await createClient(t);
     const car = await fx.vehicle(client.user.id);
@@ -109,7 +120,7 @@ describe('GET /prestataire/home', () => {
     const rivalHome = (await get('/home', rival.token)).json() as { data: Home };
     expect(rivalHome.data.new_requests.map((r) => r.direct)).toEqual([true]);
     // A prestataire not validated receives nothing.
-    const pending = await createPrestataire(t, { profile: LYON });
+    const pending = await workshop({ validated: false });
     await fx.offerService(pending.user.id, offered.id);
     expect(((await get('/home', pending.token)).json() as { data: Home }).data.counts.new_requests).toBe(0);
   });
@@ -117,7 +128,7 @@ describe('GET /prestataire/home', () => {
   it('lists at most ten new requests, newest first, and counts them all', async () => {
     const category = await fx.category();
     const offered = await fx.service(category.id);
-    const me = await createPrestataire(t, { status: 'validated', profile: LYON });
+    const me = await workshop();
     await fx.offerService(me.user.id, offered.id);
     const client = await createClient(t);
     const car = await fx.vehicle(client.user.id);
@@ -134,7 +145,7 @@ describe('GET /prestataire/home', () => {
     const category = await fx.category();
     const service = await fx.service(category.id);
     // Auckland is 13 hours ahead of UTC in November: at 20:00 UTC on the 25th it is 09:00 on the 26th.
-    const me = await createPrestataire(t, { status: 'validated', profile: { ...LYON, timezone: 'Pacific/Auckland' } });
+    const me = await workshop({ timezone: 'Pacific/Auckland' });
     const book = await booking(service.id);
     const lateOn25th = await book.at(me.user.id, new Date('2026-11-25T10:00:00Z')); // 23:00 on the 25th in Auckland
     const early26th = await book.at(me.user.id, new Date('2026-11-25T12:00:00Z')); // 01:00 on the 26th
@@ -167,8 +178,8 @@ describe('GET /prestataire/agenda', () => {
   it("lists its appointments of the local days asked, by start, with the client's first name, the vehicle and the service", async () => {
     const category = await fx.category();
     const service = await fx.service(category.id, { name: 'Révision' });
-    const me = await createPrestataire(t, { status: 'validated', profile: { ...LYON, timezone: 'Pacific/Auckland' } });
-    const other = await createPrestataire(t, { status: 'validated', profile: LYON });
+    const me = await workshop({ timezone: 'Pacific/Auckland' });
+    const other = await workshop();
     const book = await booking(service.id);
     const second = await book.at(me.user.id, new Date('2026-11-26T09:00:00Z')); // 22:00 on the 26th in Auckland
     const first = await book.at(me.user.id, new Date('2026-11-25T12:00:00Z')); // 01:00 on the 26th
@@ -199,7 +210,7 @@ describe('GET /prestataire/agenda', () => {
   });
 
   it('defaults to today and the seven days after, in its time zone', async () => {
-    const me = await createPrestataire(t, { status: 'validated', profile: { ...LYON, timezone: 'America/Los_Angeles' } });
+    const me = await workshop({ timezone: 'America/Los_Angeles' });
     const res = await get('/agenda', me.token);
     expect(res.statusCode).toBe(200);
     const today = todayIn('America/Los_Angeles');
@@ -209,7 +220,7 @@ describe('GET /prestataire/agenda', () => {
   });
 
   it('validates the range: dates, order, at most 62 days', async () => {
-    const me = await createPrestataire(t, { status: 'validated', profile: LYON });
+    const me = await workshop();
     expect((await get('/agenda?from=2026-01-01&to=2026-03-03', me.token)).statusCode).toBe(200); // 62 days
     const tooLong = expectError(await get('/agenda?from=2026-01-01&to=2026-03-04', me.token), 422, 'validation_error');
     expect(Object.keys(tooLong.errors!)).toEqual(['to']);
