@@ -29,6 +29,8 @@ import { createAdminsService } from './admins/admins.service.js';
 import { aiRoutes } from './ai/ai.routes.js';
 import { createAiService } from './ai/ai.service.js';
 import { createSuggestionsService } from './ai/suggestions.service.js';
+import { availabilityRoutes } from './availability/availability.routes.js';
+import { createAvailabilityService } from './availability/availability.service.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { createAuthService } from './auth/auth.service.js';
 import { catalogueRoutes } from './catalogue/catalogue.routes.js';
@@ -90,6 +92,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const outbox = createOutbox({ db });
   // The platform settings, one instance: the modules whose rules depend on them take it.
   const settings = createSettingsService({ db, recorder });
+  // Free time and slots: the public pages read it, and every booking checks its slot with it.
+  const availability = createAvailabilityService({ db });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -155,6 +159,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       // Catalogue and discovery
       await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db }) }));
       await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db }) }));
+      await api.register(availabilityRoutes({ availability }));
       // Vehicles, repair data, estimates, AI
       await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db, repairData }) }));
       await api.register(repairDataRoutes({ repairData: createRepairDataService({ repairData }) }));
