@@ -16,6 +16,10 @@ import { createAccountService } from './account/account.service.js';
 import type { ActivityRecorder } from './activity-log/activity-log.recorder.js';
 import { activityLogRoutes } from './activity-log/activity-log.routes.js';
 import { createActivityLogService } from './activity-log/activity-log.service.js';
+import { adminLifecycleRoutes } from './admin-lifecycle/admin-lifecycle.routes.js';
+import { createAdminLifecycleService } from './admin-lifecycle/admin-lifecycle.service.js';
+import { adminServicesRoutes } from './admin-services/admin-services.routes.js';
+import { createAdminServicesService } from './admin-services/admin-services.service.js';
 import { adminPrestatairesRoutes } from './admin-prestataires/admin-prestataires.routes.js';
 import { createAdminPrestatairesService } from './admin-prestataires/admin-prestataires.service.js';
 import { adminUsersRoutes } from './admin-users/admin-users.routes.js';
@@ -52,6 +56,8 @@ import { scheduleRoutes } from './schedule/schedule.routes.js';
 import { createScheduleService } from './schedule/schedule.service.js';
 import { passwordResetRoutes } from './password-reset/password-reset.routes.js';
 import { createPasswordResetService } from './password-reset/password-reset.service.js';
+import { prestataireHomeRoutes } from './prestataire-home/prestataire-home.routes.js';
+import { createPrestataireHomeService } from './prestataire-home/prestataire-home.service.js';
 import { prestataireProfileRoutes } from './prestataire-profile/prestataire-profile.routes.js';
 import { createPrestataireProfileService } from './prestataire-profile/prestataire-profile.service.js';
 import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
@@ -65,6 +71,7 @@ import { createServiceRequestsService } from './service-requests/service-request
 import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
 import { createOutbox } from './outbox/outbox.js';
+import { settingsRoutes } from './settings/settings.routes.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
 import { createTariffGridsService } from './tariff-grids/tariff-grids.service.js';
@@ -93,10 +100,10 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const { db, users, recorder } = deps;
   // The one writer of domain events: every state move publishes through it, in its own transaction.
   const outbox = createOutbox({ db });
+  // The platform settings, one instance: the modules whose rules depend on them take it.
+  const settings = createSettingsService({ db, recorder });
   // Free time and slots: the public pages read it, and every booking checks its slot with it.
   const availability = createAvailabilityService({ db });
-  // The platform's settings (lifetimes, cancellation window, auto-completion), read where they apply.
-  const settings = createSettingsService({ db, recorder });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -209,6 +216,11 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         await api.register(serviceRequestsRoutes({ serviceRequests: createServiceRequestsService({ ...lifecycle, storage: deps.storage }) }));
         await api.register(offersRoutes({ offers: createOffersService(lifecycle) }));
       }
+      // Admin catalogue, settings and lifecycle reads; the prestataire's home and agenda
+      await api.register(adminServicesRoutes({ adminServices: createAdminServicesService({ db, recorder }) }));
+      await api.register(settingsRoutes({ settings }));
+      await api.register(adminLifecycleRoutes({ adminLifecycle: createAdminLifecycleService({ db, clock }) }));
+      await api.register(prestataireHomeRoutes({ prestataireHome: createPrestataireHomeService({ db }) }));
     },
     { prefix: '/api/v1' },
   );
