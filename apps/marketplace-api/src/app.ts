@@ -9,6 +9,7 @@ import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
+import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
 import { registerModules, VERSION } from './modules/index.js';
 import { accountSessions } from './modules/users/users.repository.js';
 import { createUsersService } from './modules/users/users.service.js';
@@ -103,7 +104,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  await registerModules(app, {
+  const { outboxConsumers } = await registerModules(app, {
     config,
     database,
     db,
@@ -113,6 +114,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     storage,
     throttle: overrides.throttle ?? createLoginThrottle(),
   });
+  registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);

@@ -41,6 +41,8 @@ const schema = z.object({
   AI_CACHE_TTL_HOURS: env.positiveInt(24 * 7),
   // The zone whose calendar says what "today" is (document expiry, age checks): French certificates
   // carry Paris dates.
+  // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
+  OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -79,6 +81,8 @@ export interface Config extends CommonConfig {
   ai: { url?: string; apiKey?: string; model: string; timeoutMs: number; cacheTtlHours: number };
   /** The IANA zone of the platform's calendar: "today" for expiry dates and ages. */
   platformTimeZone: string;
+  /** Delivery period of the outbox to its consumers, in ms (0: off). */
+  outboxIntervalMs: number;
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -130,5 +134,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       cacheTtlHours: parsed.AI_CACHE_TTL_HOURS,
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
+    outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
   });
 }

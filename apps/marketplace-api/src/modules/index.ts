@@ -70,7 +70,7 @@ import { serviceRequestsRoutes } from './service-requests/service-requests.route
 import { createServiceRequestsService } from './service-requests/service-requests.service.js';
 import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
-import { createOutbox } from './outbox/outbox.js';
+import { createOutbox, type OutboxConsumer } from './outbox/outbox.js';
 import { settingsRoutes } from './settings/settings.routes.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
@@ -102,6 +102,9 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const outbox = createOutbox({ db });
   // The platform settings, one instance: the modules whose rules depend on them take it.
   const settings = createSettingsService({ db, recorder });
+  // The readers of the outbox (notifications, real-time, payments…): each module that reacts to
+  // domain events adds its consumer here; app.ts delivers the outbox to them on a timer.
+  const outboxConsumers: OutboxConsumer[] = [];
   // Free time and slots: the public pages read it, and every booking checks its slot with it.
   const availability = createAvailabilityService({ db });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
@@ -224,4 +227,5 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     },
     { prefix: '/api/v1' },
   );
+  return { outboxConsumers };
 }
