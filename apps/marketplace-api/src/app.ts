@@ -7,6 +7,7 @@ import { extensions, migrationsFolder, schema, type Schema } from './db/index.js
 import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
+import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerModules, VERSION } from './modules/index.js';
@@ -79,6 +80,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
+        { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
         { name: 'media', description: 'Public photos' },
         { name: 'health', description: 'Health' },
       ],
@@ -101,7 +103,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  await registerModules(app, {
+  const { lifecycleTimers } = await registerModules(app, {
     config,
     database,
     db,
@@ -111,6 +113,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     storage,
     throttle: overrides.throttle ?? createLoginThrottle(),
   });
+  registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);

@@ -41,6 +41,9 @@ const schema = z.object({
   AI_CACHE_TTL_HOURS: env.positiveInt(24 * 7),
   // The zone whose calendar says what "today" is (document expiry, age checks): French certificates
   // carry Paris dates.
+  // How often the lifecycle timers (request and offer expiry, auto-completion) run; 0: never (a cron
+  // runs `node dist/cli/timers.js` instead). Unset means 60, except under NODE_ENV=test where tests run them.
+  LIFECYCLE_TIMERS_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -79,6 +82,8 @@ export interface Config extends CommonConfig {
   ai: { url?: string; apiKey?: string; model: string; timeoutMs: number; cacheTtlHours: number };
   /** The IANA zone of the platform's calendar: "today" for expiry dates and ages. */
   platformTimeZone: string;
+  /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
+  lifecycleTimersIntervalSeconds: number;
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -130,5 +135,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       cacheTtlHours: parsed.AI_CACHE_TTL_HOURS,
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
+    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
   });
 }

@@ -23,6 +23,8 @@ import { createAdminUsersService } from './admin-users/admin-users.service.js';
 import { adminsRoutes } from './admins/admins.routes.js';
 import { createAdminsService } from './admins/admins.service.js';
 import { aiRoutes } from './ai/ai.routes.js';
+import { appointmentsRoutes } from './appointments/appointments.routes.js';
+import { createAppointmentsService } from './appointments/appointments.service.js';
 import { createAiService } from './ai/ai.service.js';
 import { createSuggestionsService } from './ai/suggestions.service.js';
 import { authRoutes } from './auth/auth.routes.js';
@@ -40,6 +42,7 @@ import { createEmailVerificationService } from './email-verification/email-verif
 import { kycRoutes } from './kyc/kyc.routes.js';
 import { createKycService } from './kyc/kyc.service.js';
 import { laborRoutes } from './labor/labor.routes.js';
+import { createLifecycleTimersService } from './lifecycle-timers/lifecycle-timers.service.js';
 import { createLaborService } from './labor/labor.service.js';
 import { mediaRoutes } from './media/media.routes.js';
 import { passwordResetRoutes } from './password-reset/password-reset.routes.js';
@@ -50,6 +53,7 @@ import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
 import { createPrestatairesService } from './prestataires/prestataires.service.js';
 import { repairDataRoutes } from './repairdata/repairdata.routes.js';
 import { createRepairDataService } from './repairdata/repairdata.service.js';
+import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
 import { createOutbox } from './outbox/outbox.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
@@ -117,6 +121,10 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     cacheTtlHours: aiConfig.cacheTtlHours,
     log: app.log,
   });
+  // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
+  const settings = createSettingsService({ db, recorder });
+  const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability: null! });
+  const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
   await app.register(
     async (api) => {
       await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
@@ -181,7 +189,10 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(adminsRoutes({ admins: createAdminsService({ db, users, recorder }) }));
       await api.register(activityLogRoutes({ activityLog }));
       await api.register(tariffGridsRoutes({ tariffGrids }));
+      // Appointments
+      await api.register(appointmentsRoutes({ appointments }));
     },
     { prefix: '/api/v1' },
   );
+  return { lifecycleTimers };
 }
