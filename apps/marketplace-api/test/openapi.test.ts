@@ -112,6 +112,7 @@ registerClient registerPrestataire login loginPrestataire signInWithGoogle signI
 verifyEmail confirmEmail revertEmailChange resendVerificationEmail sendEmailVerificationOtp verifyEmailOtp
 forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp
 listCategories listServices getService listCities searchPrestataires lookupVehicle
+getPrestataireAvailability getPrestataireUpcomingSlots
 `
   .trim()
   .split(/\s+/);

@@ -27,6 +27,8 @@ import { appointmentsRoutes } from './appointments/appointments.routes.js';
 import { createAppointmentsService } from './appointments/appointments.service.js';
 import { createAiService } from './ai/ai.service.js';
 import { createSuggestionsService } from './ai/suggestions.service.js';
+import { availabilityRoutes } from './availability/availability.routes.js';
+import { createAvailabilityService } from './availability/availability.service.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { createAuthService } from './auth/auth.service.js';
 import { catalogueRoutes } from './catalogue/catalogue.routes.js';
@@ -84,6 +86,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const { db, users, recorder } = deps;
   // The one writer of domain events: every state move publishes through it, in its own transaction.
   const outbox = createOutbox({ db });
+  // Free time and slots: the public pages read it, and every booking checks its slot with it.
+  const availability = createAvailabilityService({ db });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -153,6 +157,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       // Catalogue and discovery
       await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db }) }));
       await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db }) }));
+      await api.register(availabilityRoutes({ availability }));
       // Vehicles, repair data, estimates, AI
       await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db, repairData }) }));
       await api.register(repairDataRoutes({ repairData: createRepairDataService({ repairData }) }));
