@@ -127,7 +127,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   });
   // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
   const settings = createSettingsService({ db, recorder });
-  const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability: null! });
+  const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
   const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
   await app.register(
     async (api) => {

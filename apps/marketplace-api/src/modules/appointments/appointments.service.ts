@@ -7,6 +7,7 @@ import { isExclusionViolation } from '../../lib/db-errors.js';
 import { todayIn } from '../../lib/time.js';
 import { illegalMove, transition, type Move } from '../../lib/transitions.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { AvailabilityService } from '../availability/availability.service.js';
 import type { Outbox } from '../outbox/outbox.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import * as repo from './appointments.repository.js';
@@ -15,16 +16,6 @@ import type { ListAppointmentsQuery, PriceAdjustmentBody } from './appointments.
 type AppointmentMove = Move<typeof appointments, AppointmentStatus>;
 type Party = 'client' | 'prestataire';
 type LockedAppointment = Appointment & { timezone: string | null };
-
-/** The availability engine's verdict on a slot (src/modules/availability). */
-export interface SlotChecker {
-  checkSlot(
-    prestataireId: number,
-    startsAt: Date,
-    endsAt: Date,
-    opts?: { ignoreAppointmentId?: number; tx?: DbTx },
-  ): Promise<'free' | 'past' | 'outside_hours' | 'busy'>;
-}
 
 const DEFAULT_TIME_ZONE = 'Europe/Paris';
 const HOUR_MS = 3_600_000;
@@ -54,7 +45,7 @@ export function createAppointmentsService(deps: {
   recorder: ActivityRecorder;
   outbox: Outbox;
   settings: Pick<SettingsService, 'get'>;
-  availability: SlotChecker;
+  availability: Pick<AvailabilityService, 'checkSlot'>;
   now?: () => Date;
 }) {
   const { db } = deps;
