@@ -22,19 +22,20 @@ import { createClient, createPrestataire, unique, type TestApp, type TestUser } 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-let serviceId: number | undefined;
+const serviceIds = new WeakMap<object, number>();
 
-/** One service of the catalogue for the file. */
-export async function aService(t: TestApp): Promise<number> {
-  if (serviceId !== undefined) return serviceId;
+/** One service of the catalogue per database. */
+export async function aService(t: Pick<TestApp, 'database'>): Promise<number> {
+  const known = serviceIds.get(t.database);
+  if (known !== undefined) return known;
   const n = unique();
   const [category] = await t.database.db.insert(serviceCategories).values({ slug: `lifecycle-${n}`, name: `Lifecycle ${n}` }).returning();
   const [service] = await t.database.db
     .insert(services)
     .values({ categoryId: category!.id, slug: `oil-change-${n}`, name: 'Oil change', durationMinutes: 60, priceCents: 9000 })
     .returning();
-  serviceId = service!.id;
-  return serviceId;
+  serviceIds.set(t.database, service!.id);
+  return service!.id;
 }
 
 /** A validated prestataire open every day, all day (00:00–23:59 in its zone). */
@@ -47,20 +48,24 @@ export async function anOpenPrestataire(t: TestApp, timezone = 'Europe/Paris'): 
   return p;
 }
 
-export async function aVehicle(t: TestApp, ownerId: number) {
+export async function aVehicle(t: Pick<TestApp, 'database'>, ownerId: number) {
   const [vehicle] = await t.database.db.insert(vehicles).values({ ownerId, make: 'Renault', model: 'Clio', year: 2019, plate: `AB-${String(unique() % 1000).padStart(3, '0')}-CD` }).returning();
   return vehicle!;
 }
 
 export interface RequestOptions {
-  client?: TestUser;
+  /** Its client; a new one (through the app's accounts) when absent. */
+  client?: Pick<TestUser, 'user'>;
   status?: ServiceRequestStatus;
   expiresAt?: Date;
   prestataireId?: number | null;
 }
 
-export async function aRequest(t: TestApp, opts: RequestOptions = {}): Promise<{ request: ServiceRequest; client: TestUser }> {
-  const client = opts.client ?? (await createClient(t));
+export async function aRequest<C extends Pick<TestUser, 'user'> = TestUser>(
+  t: TestApp,
+  opts: RequestOptions & { client?: C } = {},
+): Promise<{ request: ServiceRequest; client: C }> {
+  const client = (opts.client ?? (await createClient(t))) as C;
   const vehicle = await aVehicle(t, client.user.id);
   const [request] = await t.database.db
     .insert(serviceRequests)
@@ -82,7 +87,7 @@ export async function aRequest(t: TestApp, opts: RequestOptions = {}): Promise<{
 export async function anOffer(
   t: TestApp,
   request: ServiceRequest,
-  opts: { prestataire?: TestUser; status?: OfferStatus; validUntil?: Date; amountCents?: number } = {},
+  opts: { prestataire?: Pick<TestUser, 'user'>; status?: OfferStatus; validUntil?: Date; amountCents?: number } = {},
 ): Promise<Offer> {
   const prestataire = opts.prestataire ?? (await anOpenPrestataire(t));
   const [offer] = await t.database.db
