@@ -182,7 +182,7 @@ describe('all timers together', () => {
 });
 
 describe('the scheduler', () => {
-  it('runs the timers when the app is ready and on its interval, and stops with the app', async () => {
+  it('runs the timers once the app is ready, then on its interval', async () => {
     const app = await buildTestApp({ LIFECYCLE_TIMERS_INTERVAL_SECONDS: '1' });
     try {
       const { request } = await aRequest(app, { status: 'open', expiresAt: ago(HOUR) });

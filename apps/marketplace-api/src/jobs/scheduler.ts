@@ -23,7 +23,9 @@ export function registerLifecycleTimers(app: FastifyInstance, deps: { timers: Li
   const tick = () => {
     runOnce()
       .then((moved) => {
-        const count = Object.values(moved).reduce((n, part) => n + Object.values(part as Record<string, number[]>).reduce((m, ids) => m + ids.length, 0), 0);
+        const count = Object.values(moved)
+          .flatMap((part: Record<string, number[]>) => Object.values(part))
+          .reduce((n, ids) => n + ids.length, 0);
         if (count > 0) app.log.info({ moved }, 'lifecycle timers moved rows');
       })
       .catch((error: unknown) => app.log.error({ err: error }, 'lifecycle timers failed'))
@@ -35,10 +37,11 @@ export function registerLifecycleTimers(app: FastifyInstance, deps: { timers: Li
       });
   };
   if (intervalMs > 0) app.addHook('onReady', async () => tick());
-  app.addHook('onClose', async () => {
+  // preClose, not onClose: the app's onClose hooks close the database, and a pass in flight
+  // must finish on it first.
+  app.addHook('preClose', async () => {
     stopped = true;
     if (timer) clearTimeout(timer);
-    // The database closes after this hook: let a pass in flight finish first.
     await running?.catch(() => undefined);
   });
   return { runOnce };
