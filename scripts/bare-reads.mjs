@@ -58,6 +58,16 @@ if (marketplace) {
     ]);
     return { data: rows, meta: meta(n) };
   });
+  route('/api/v1/appointments', async (userId) => {
+    const [rows, [{ n }]] = await Promise.all([
+      sql`select a.*, u.first_name, u.last_name, v.make, v.model, v.plate, s.name as service_name
+            from appointments a join users u on u.id = a.prestataire_id
+            join vehicles v on v.id = a.vehicle_id join services s on s.id = a.service_id
+           where a.client_id = ${userId} order by a.starts_at desc, a.id desc limit 20`,
+      sql`select count(*)::int as n from appointments where client_id = ${userId}`,
+    ]);
+    return { data: rows, meta: meta(n) };
+  });
 } else {
   route('/api/user', async (userId) => {
     const [user] = await sql`select id, name, email, created_at, updated_at from users where id = ${userId}`;

@@ -5,17 +5,26 @@
 //
 // On PostgreSQL: BENCH_DATABASE_URL, or a throwaway server started here (scripts/bench-postgres.mjs);
 // without PostgreSQL installed, the health figures on PGlite only.
-// Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5).
+// Then the lifecycle figures over a data set of BENCH_PRESTATAIRES validated prestataires,
+// BENCH_REQUESTS live requests and BENCH_APPOINTMENTS appointments (bench/lifecycle.mjs): upcoming
+// slots, search by distance and service, a page of GET /appointments against the bare endpoint,
+// and accepting an offer.
+// Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5),
+// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle), and the
+// sizes in bench/lifecycle.mjs.
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchAppEnv, load, measureCommonPath, printTable, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
+import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const COMMON_SECONDS = Number(process.env.BENCH_COMMON_SECONDS ?? 5);
+const LIFECYCLE_SECONDS = Number(process.env.BENCH_LIFECYCLE_SECONDS ?? 10);
+const ONLY = process.env.BENCH_ONLY;
 const VEHICLES = 3;
 const log = (message) => console.log(`[bench] ${message}`);
 
@@ -33,6 +42,77 @@ async function call(base, method, path, { body, token } = {}) {
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
   return JSON.parse(text);
+}
+
+/** p97.5 of an autocannon run stands for the p95 the targets name (autocannon has no p95; p97.5 ≥ p95). */
+function latencyRow(label, result, targetMs) {
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${label}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const p = result.latency.p97_5;
+  return [
+    `${label}: p50 / p97.5 (10 connections)`,
+    `${result.latency.p50} / ${p} ms, ${Math.round(result.requests.average)} req/s`,
+    `p95 ≤ ${targetMs} ms`,
+    p <= targetMs ? 'pass' : 'FAIL',
+  ];
+}
+
+/** Rotates a run over several paths, as many clients asking about different things. */
+function rotating(paths) {
+  let i = 0;
+  return [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths[i++ % paths.length] }) }];
+}
+
+async function lifecycleFigures(app, bare, databaseUrl, benchClientId, token) {
+  log(`lifecycle data set: ${sizes.prestataires} prestataires, ${sizes.requests} live requests, ${sizes.appointments} appointments, ${sizes.clients} clients`);
+  const started = Date.now();
+  const seeded = await seedLifecycle(databaseUrl, benchClientId);
+  stops.push(() => seeded.sql.end({ timeout: 5 }));
+  const rows = [[`data set written (${sizes.prestataires} / ${sizes.requests} / ${sizes.appointments})`, `${((Date.now() - started) / 1000).toFixed(1)} s`, 'info', 'info']];
+  log(rows[0].join(' | '));
+  const sample = seeded.prestataireIds.filter((_, i) => i % Math.max(1, Math.floor(seeded.prestataireIds.length / 200)) === 0);
+
+  log('upcoming slots, 14 days');
+  const upcoming = await load({
+    url: app.base,
+    connections: 10,
+    duration: LIFECYCLE_SECONDS,
+    requests: rotating(sample.map((id) => `/api/v1/prestataires/${id}/availability/upcoming?days=14`)),
+  });
+  rows.push(latencyRow('GET /prestataires/{id}/availability/upcoming?days=14', upcoming, 10));
+  log(rows.at(-1).join(' | '));
+
+  log('search by distance and service');
+  const points = Array.from({ length: 50 }, (_, i) => {
+    const latitude = (44 + (i % 10) * 0.5).toFixed(3);
+    const longitude = (0 + Math.floor(i / 10) * 1.2).toFixed(3);
+    const service = seeded.serviceIds[i % seeded.serviceIds.length];
+    return `/api/v1/prestataires?latitude=${latitude}&longitude=${longitude}&radius_km=30&service_id=${service}&sort=distance`;
+  });
+  const search = await load({ url: app.base, connections: 10, duration: LIFECYCLE_SECONDS, requests: rotating(points) });
+  rows.push(latencyRow('GET /prestataires by distance (30 km) and service, sorted by distance', search, 20));
+  log(rows.at(-1).join(' | '));
+
+  log('GET /api/v1/appointments against the bare endpoint, alternating');
+  rows.push(
+    ...(await measureCommonPath({
+      app: app.base,
+      bare: bare.base,
+      token,
+      seconds: COMMON_SECONDS,
+      cases: [{ label: `GET /api/v1/appointments (a page of the caller's ~${Math.round(sizes.appointments / (sizes.clients + 1))})`, appPath: '/api/v1/appointments', barePath: '/api/v1/appointments' }],
+    })),
+  );
+
+  log(`accepting ${sizes.accepts} offers, 10 at once`);
+  const offers = await seedOffers(seeded.sql, benchClientId, seeded.prestataireIds, seeded.serviceIds, sizes.accepts);
+  const accepted = await timeEach(offers.map((id) => () => call(app.base, 'POST', `/api/v1/offers/${id}/accept`, { token })), 10);
+  rows.push([
+    `POST /offers/{id}/accept (${accepted.count} offers, 10 at once): p50 / p95`,
+    `${accepted.p50.toFixed(1)} / ${accepted.p95.toFixed(1)} ms`,
+    'p95 ≤ 30 ms',
+    accepted.p95 <= 30 ? 'pass' : 'FAIL',
+  ]);
+  return rows;
 }
 
 async function main() {
@@ -66,24 +146,27 @@ async function main() {
       body: { first_name: 'Bench', last_name: 'Client', email: `bench-${Date.now()}@example.test`, password, password_confirmation: password },
     });
     const token = registered.data.token;
-    for (let i = 0; i < VEHICLES; i++) {
-      await call(app.base, 'POST', '/api/v1/vehicles', { token, body: { make: 'Renault', model: `Clio ${i + 1}`, year: 2019, fuel: 'diesel', mileage: 84_000 } });
-    }
-    log('common path: GET /api/v1/vehicles and GET /api/v1/auth/me against the bare endpoint, alternating');
     const bare = await startBareReads('marketplace', env);
     stops.push(() => bare.stop());
-    rows.push(
-      ...(await measureCommonPath({
-        app: app.base,
-        bare: bare.base,
-        token,
-        seconds: COMMON_SECONDS,
-        cases: [
-          { label: `GET /api/v1/vehicles (${VEHICLES} vehicles)`, appPath: '/api/v1/vehicles', barePath: '/api/v1/vehicles' },
-          { label: 'GET /api/v1/auth/me', appPath: '/api/v1/auth/me', barePath: '/api/v1/auth/me' },
-        ],
-      })),
-    );
+    if (ONLY !== 'lifecycle') {
+      for (let i = 0; i < VEHICLES; i++) {
+        await call(app.base, 'POST', '/api/v1/vehicles', { token, body: { make: 'Renault', model: `Clio ${i + 1}`, year: 2019, fuel: 'diesel', mileage: 84_000 } });
+      }
+      log('common path: GET /api/v1/vehicles and GET /api/v1/auth/me against the bare endpoint, alternating');
+      rows.push(
+        ...(await measureCommonPath({
+          app: app.base,
+          bare: bare.base,
+          token,
+          seconds: COMMON_SECONDS,
+          cases: [
+            { label: `GET /api/v1/vehicles (${VEHICLES} vehicles)`, appPath: '/api/v1/vehicles', barePath: '/api/v1/vehicles' },
+            { label: 'GET /api/v1/auth/me', appPath: '/api/v1/auth/me', barePath: '/api/v1/auth/me' },
+          ],
+        })),
+      );
+    }
+    if (ONLY !== 'common') rows.push(...(await lifecycleFigures(app, bare, databaseUrl, registered.data.user.id, token)));
   }
 
   const title = `Marketplace bench — ${label}; node ${process.version}, ${availableParallelism()} CPUs; ${new Date().toISOString().slice(0, 16)}Z`;
@@ -93,7 +176,8 @@ async function main() {
   writeFileSync(
     resultsFile,
     `# Marketplace bench\n\n${title}\n\n${table}\n\n` +
-      `Written by \`pnpm bench\` (apps/marketplace-api/bench/run.mjs) with BENCH_SECONDS=${SECONDS}, BENCH_COMMON_SECONDS=${COMMON_SECONDS}: ` +
+      `Written by \`pnpm bench\` (apps/marketplace-api/bench/run.mjs) with BENCH_SECONDS=${SECONDS}, BENCH_COMMON_SECONDS=${COMMON_SECONDS}, ` +
+      `BENCH_LIFECYCLE_SECONDS=${LIFECYCLE_SECONDS}, sizes ${JSON.stringify(sizes)}${ONLY ? `, BENCH_ONLY=${ONLY}` : ''}: ` +
       'the common path runs each case twice per side, alternating, after a 1 s warm-up each.\n',
   );
   log(`table written to ${resultsFile}`);

@@ -78,6 +78,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'prestataire', description: "A prestataire's own workspace: profile and documents" },
         { name: 'client', description: "A client's own workspace" },
         { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
+        { name: 'service-requests', description: 'Service requests: asking for a service on a vehicle, its photos' },
+        { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
         { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },

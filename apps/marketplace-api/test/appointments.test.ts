@@ -9,7 +9,7 @@ import type { AvailabilityService } from '../src/modules/availability/availabili
 import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import { createSettingsService } from '../src/modules/settings/settings.service.js';
-import { aBooking, anOpenPrestataire, DAY, HOUR, type Booking } from './lifecycle-fixtures.js';
+import { aBooking, anOpenPrestataire, DAY, HOUR, type Booking } from './appointment-fixtures.js';
 import {
   bearer,
   buildTestApp,

@@ -1,156 +1,96 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { eq } from 'drizzle-orm';
-import {
-  appointments,
-  availabilities,
-  offers,
-  prestataireProfiles,
-  serviceCategories,
-  serviceRequests,
-  services,
-  vehicles,
-  type Appointment,
-  type Offer,
-  type OfferStatus,
-  type ServiceRequest,
-  type ServiceRequestStatus,
-} from '../src/db/schema/index.js';
-import { createClient, createPrestataire, unique, type TestApp, type TestUser } from './helpers.js';
+import { availabilities, prestataireProfiles, prestataireServices, serviceCategories, services, vehicles } from '../src/db/schema/index.js';
+import { bearer, createPrestataire, unique, type TestApp, type TestUser } from './helpers.js';
 
-// Requests, offers and appointments inserted directly through the schema: the tests of the moves
-// and the timers do not depend on the routes that create them.
+/** Lyon, where the test prestataires are based (helpers.ts), and a point about 20 km and 100 km away. */
+export const LYON = { latitude: 45.7578, longitude: 4.832 };
+export const VIENNE = { latitude: 45.5255, longitude: 4.8745 }; // ~26 km south
+export const GRENOBLE = { latitude: 45.1885, longitude: 5.7245 }; // ~95 km
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
+export function lifecycleFixtures(t: () => TestApp) {
+  const db = () => t().database.db;
 
-const serviceIds = new WeakMap<object, number>();
+  async function service(opts: { priceCents?: number | null; durationMinutes?: number; active?: boolean } = {}) {
+    const n = unique();
+    const [category] = await db().insert(serviceCategories).values({ slug: `cat-${n}`, name: `Catégorie ${n}` }).returning();
+    const [row] = await db()
+      .insert(services)
+      .values({
+        categoryId: category!.id,
+        slug: `service-${n}`,
+        name: `Service ${n}`,
+        durationMinutes: opts.durationMinutes ?? 60,
+        priceCents: opts.priceCents === undefined ? 8000 : opts.priceCents,
+        active: opts.active ?? true,
+      })
+      .returning();
+    return row!;
+  }
 
-/** One service of the catalogue per database. */
-export async function aService(t: Pick<TestApp, 'database'>): Promise<number> {
-  const known = serviceIds.get(t.database);
-  if (known !== undefined) return known;
-  const n = unique();
-  const [category] = await t.database.db.insert(serviceCategories).values({ slug: `lifecycle-${n}`, name: `Lifecycle ${n}` }).returning();
-  const [service] = await t.database.db
-    .insert(services)
-    .values({ categoryId: category!.id, slug: `oil-change-${n}`, name: 'Oil change', durationMinutes: 60, priceCents: 9000 })
-    .returning();
-  serviceIds.set(t.database, service!.id);
-  return service!.id;
+  async function vehicle(owner: TestUser) {
+    const [row] = await db().insert(vehicles).values({ ownerId: owner.user.id, make: 'Renault', model: 'Clio', year: 2019 }).returning();
+    return row!;
+  }
+
+  /**
+   * A validated prestataire in Lyon (radius `radiusKm`, default 30) offering the services, open
+   * every day 00:00–24:00 so any time at least an hour ahead is free.
+   */
+  async function prestataire(serviceIds: number[], opts: { radiusKm?: number; own?: { priceCents?: number; durationMinutes?: number } } = {}) {
+    const p = await createPrestataire(t(), { status: 'validated' });
+    await db()
+      .update(prestataireProfiles)
+      .set({ serviceRadiusKm: opts.radiusKm ?? 30 })
+      .where(eq(prestataireProfiles.userId, p.user.id));
+    for (const serviceId of serviceIds) {
+      await db().insert(prestataireServices).values({ prestataireId: p.user.id, serviceId, ...opts.own });
+    }
+    await db()
+      .insert(availabilities)
+      .values([1, 2, 3, 4, 5, 6, 7].map((dayOfWeek) => ({ prestataireId: p.user.id, dayOfWeek, startTime: '00:00', endTime: '24:00' })));
+    return p;
+  }
+
+  type Json = Record<string, unknown> | null | undefined;
+  function api(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, token?: string, payload?: Json): Promise<LightMyRequestResponse> {
+    return t().app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: token ? bearer(token) : {},
+      ...(payload === undefined ? {} : { payload: payload ?? undefined }),
+    });
+  }
+
+  /** An open request of the client for the service at a place (Lyon by default); answers its JSON. */
+  async function request(client: TestUser, serviceId: number, opts: { at?: { latitude: number; longitude: number }; prestataireId?: number } = {}) {
+    const v = await vehicle(client);
+    const res = await api('POST', '/service-requests', client.token, {
+      vehicle_id: v.id,
+      service_id: serviceId,
+      description: 'Les plaquettes avant grincent au freinage',
+      ...(opts.at ?? LYON),
+      ...(opts.prestataireId ? { prestataire_id: opts.prestataireId } : {}),
+    });
+    if (res.statusCode !== 201) throw new Error(`request: ${res.statusCode} ${res.body}`);
+    return res.json().data as { id: number; status: string; vehicle_id: number };
+  }
+
+  /** An instant `days` days from now at a whole hour, in UTC ISO form. */
+  function inDays(days: number, hour = 10) {
+    const d = new Date(Date.now() + days * 86_400_000);
+    d.setUTCHours(hour, 0, 0, 0);
+    return d.toISOString();
+  }
+
+  async function offer(p: TestUser, requestId: number, body: Record<string, unknown> = {}) {
+    return api('POST', `/service-requests/${requestId}/offers`, p.token, {
+      amount_cents: 12000,
+      proposed_start_at: inDays(3),
+      duration_minutes: 60,
+      ...body,
+    });
+  }
+
+  return { service, vehicle, prestataire, api, request, inDays, offer };
 }
-
-/** A validated prestataire open every day, all day (00:00–23:59 in its zone). */
-export async function anOpenPrestataire(t: TestApp, timezone = 'Europe/Paris'): Promise<TestUser> {
-  const p = await createPrestataire(t, { status: 'validated' });
-  await t.database.db.update(prestataireProfiles).set({ timezone }).where(eq(prestataireProfiles.userId, p.user.id));
-  await t.database.db
-    .insert(availabilities)
-    .values([1, 2, 3, 4, 5, 6, 7].map((dayOfWeek) => ({ prestataireId: p.user.id, dayOfWeek, startTime: '00:00', endTime: '23:59' })));
-  return p;
-}
-
-export async function aVehicle(t: Pick<TestApp, 'database'>, ownerId: number) {
-  const [vehicle] = await t.database.db.insert(vehicles).values({ ownerId, make: 'Renault', model: 'Clio', year: 2019, plate: `AB-${String(unique() % 1000).padStart(3, '0')}-CD` }).returning();
-  return vehicle!;
-}
-
-export interface RequestOptions {
-  /** Its client; a new one (through the app's accounts) when absent. */
-  client?: Pick<TestUser, 'user'>;
-  status?: ServiceRequestStatus;
-  expiresAt?: Date;
-  prestataireId?: number | null;
-}
-
-export async function aRequest<C extends Pick<TestUser, 'user'> = TestUser>(
-  t: TestApp,
-  opts: RequestOptions & { client?: C } = {},
-): Promise<{ request: ServiceRequest; client: C }> {
-  const client = (opts.client ?? (await createClient(t))) as C;
-  const vehicle = await aVehicle(t, client.user.id);
-  const [request] = await t.database.db
-    .insert(serviceRequests)
-    .values({
-      clientId: client.user.id,
-      vehicleId: vehicle.id,
-      serviceId: await aService(t),
-      prestataireId: opts.prestataireId ?? null,
-      description: 'The oil light is on',
-      latitude: 45.7578,
-      longitude: 4.832,
-      status: opts.status ?? 'open',
-      expiresAt: opts.expiresAt ?? new Date(Date.now() + 14 * DAY),
-    })
-    .returning();
-  return { request: request!, client };
-}
-
-export async function anOffer(
-  t: TestApp,
-  request: ServiceRequest,
-  opts: { prestataire?: Pick<TestUser, 'user'>; status?: OfferStatus; validUntil?: Date; amountCents?: number } = {},
-): Promise<Offer> {
-  const prestataire = opts.prestataire ?? (await anOpenPrestataire(t));
-  const [offer] = await t.database.db
-    .insert(offers)
-    .values({
-      serviceRequestId: request.id,
-      prestataireId: prestataire.user.id,
-      amountCents: opts.amountCents ?? 12_000,
-      proposedStartAt: new Date(Date.now() + 2 * DAY),
-      durationMinutes: 90,
-      validUntil: opts.validUntil ?? new Date(Date.now() + 7 * DAY),
-      status: opts.status ?? 'pending',
-    })
-    .returning();
-  return offer!;
-}
-
-export interface BookingOptions {
-  client?: TestUser;
-  prestataire?: TestUser;
-  startsAt?: Date;
-  durationMinutes?: number;
-  priceCents?: number;
-  status?: Appointment['status'];
-  paidAt?: Date | null;
-  timezone?: string;
-}
-
-export interface Booking {
-  appointment: Appointment;
-  request: ServiceRequest;
-  offer: Offer;
-  client: TestUser;
-  prestataire: TestUser;
-}
-
-/** An accepted request, its accepted offer and the appointment booked from it (two days ahead, 10:00 UTC, 90 minutes, by default). */
-export async function aBooking(t: TestApp, opts: BookingOptions = {}): Promise<Booking> {
-  const prestataire = opts.prestataire ?? (await anOpenPrestataire(t, opts.timezone));
-  const { request, client } = await aRequest(t, { client: opts.client, status: 'accepted' });
-  const startsAt = opts.startsAt ?? new Date(Math.floor((Date.now() + 2 * DAY) / DAY) * DAY + 10 * HOUR);
-  const duration = opts.durationMinutes ?? 90;
-  const price = opts.priceCents ?? 12_000;
-  const offer = await anOffer(t, request, { prestataire, status: 'accepted', amountCents: price });
-  const [appointment] = await t.database.db
-    .insert(appointments)
-    .values({
-      serviceRequestId: request.id,
-      offerId: offer.id,
-      clientId: client.user.id,
-      prestataireId: prestataire.user.id,
-      vehicleId: request.vehicleId,
-      serviceId: request.serviceId,
-      startsAt,
-      endsAt: new Date(startsAt.getTime() + duration * 60_000),
-      priceCents: price,
-      status: opts.status ?? 'scheduled',
-      paidAt: opts.paidAt ?? null,
-      startedAt: opts.status === 'in_progress' || opts.status === 'ended' ? startsAt : null,
-      endedAt: opts.status === 'ended' ? new Date(startsAt.getTime() + duration * 60_000) : null,
-    })
-    .returning();
-  return { appointment: appointment!, request, offer, client, prestataire };
-}
-
-export { DAY, HOUR };

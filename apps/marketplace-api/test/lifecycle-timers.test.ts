@@ -15,7 +15,7 @@ import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { createSettingsService } from '../src/modules/settings/settings.service.js';
 import { createUsersService } from '../src/modules/users/users.service.js';
 import { systemActor } from '../src/lib/context.js';
-import { aBooking, anOffer, aRequest, DAY, HOUR } from './lifecycle-fixtures.js';
+import { aBooking, anOffer, aRequest, DAY, HOUR } from './appointment-fixtures.js';
 import { buildTestApp, validSiret, type TestApp } from './helpers.js';
 
 const APP_DIR = fileURLToPath(new URL('..', import.meta.url));

@@ -47,14 +47,24 @@ import { laborRoutes } from './labor/labor.routes.js';
 import { createLifecycleTimersService } from './lifecycle-timers/lifecycle-timers.service.js';
 import { createLaborService } from './labor/labor.service.js';
 import { mediaRoutes } from './media/media.routes.js';
+import { galleryRoutes } from './gallery/gallery.routes.js';
+import { createGalleryService } from './gallery/gallery.service.js';
+import { prestataireServicesRoutes } from './prestataire-services/prestataire-services.routes.js';
+import { createPrestataireServicesService } from './prestataire-services/prestataire-services.service.js';
+import { scheduleRoutes } from './schedule/schedule.routes.js';
+import { createScheduleService } from './schedule/schedule.service.js';
 import { passwordResetRoutes } from './password-reset/password-reset.routes.js';
 import { createPasswordResetService } from './password-reset/password-reset.service.js';
 import { prestataireProfileRoutes } from './prestataire-profile/prestataire-profile.routes.js';
 import { createPrestataireProfileService } from './prestataire-profile/prestataire-profile.service.js';
 import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
 import { createPrestatairesService } from './prestataires/prestataires.service.js';
+import { offersRoutes } from './offers/offers.routes.js';
+import { createOffersService } from './offers/offers.service.js';
 import { repairDataRoutes } from './repairdata/repairdata.routes.js';
 import { createRepairDataService } from './repairdata/repairdata.service.js';
+import { serviceRequestsRoutes } from './service-requests/service-requests.routes.js';
+import { createServiceRequestsService } from './service-requests/service-requests.service.js';
 import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
 import { createOutbox } from './outbox/outbox.js';
@@ -88,6 +98,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const outbox = createOutbox({ db });
   // Free time and slots: the public pages read it, and every booking checks its slot with it.
   const availability = createAvailabilityService({ db });
+  // The platform's settings (lifetimes, cancellation window, auto-completion), read where they apply.
+  const settings = createSettingsService({ db, recorder });
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -126,7 +138,6 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     log: app.log,
   });
   // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
-  const settings = createSettingsService({ db, recorder });
   const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
   const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
   await app.register(
@@ -194,6 +205,16 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(adminsRoutes({ admins: createAdminsService({ db, users, recorder }) }));
       await api.register(activityLogRoutes({ activityLog }));
       await api.register(tariffGridsRoutes({ tariffGrids }));
+      // The prestataire's workspace: services offered, gallery, weekly hours, absences and closures
+      await api.register(prestataireServicesRoutes({ prestataireServices: createPrestataireServicesService({ db, recorder }) }));
+      await api.register(galleryRoutes({ gallery: createGalleryService({ db, storage: deps.storage, recorder, log: app.log }) }));
+      await api.register(scheduleRoutes({ schedule: createScheduleService({ db, recorder }) }));
+      // Service requests and offers: clients ask, prestataires quote or accept, an accepted offer books the appointment.
+      {
+        const lifecycle = { db, recorder, outbox, settings, availability };
+        await api.register(serviceRequestsRoutes({ serviceRequests: createServiceRequestsService({ ...lifecycle, storage: deps.storage }) }));
+        await api.register(offersRoutes({ offers: createOffersService(lifecycle) }));
+      }
       // Appointments
       await api.register(appointmentsRoutes({ appointments }));
     },

@@ -4,8 +4,6 @@ import {
   APPOINTMENT_STATUSES,
   appointments,
   prestataireProfiles,
-  SERVICE_REQUEST_STATUSES,
-  serviceRequests,
   services,
   users,
   vehicles,
@@ -35,23 +33,6 @@ export const appointmentMachine = defineStateMachine({
     price_adjustment_status: a.priceAdjustmentStatus,
     price_adjustment_amount_cents: a.priceAdjustmentAmountCents,
   }),
-  stamp: () => ({ updatedAt: sql`now()` }),
-});
-
-/**
- * The request an appointment was booked from, as far as appointments move it: `accepted` →
- * `completed` when its appointment completes.
- */
-export const serviceRequestCompletionMachine = defineStateMachine({
-  table: serviceRequests,
-  key: serviceRequests.id,
-  state: serviceRequests.status,
-  states: SERVICE_REQUEST_STATUSES,
-  label: 'Service request',
-  noun: 'service request',
-  stateName: 'status',
-  subjectType: 'service_request',
-  audit: (r) => ({ status: r.status }),
   stamp: () => ({ updatedAt: sql`now()` }),
 });
 

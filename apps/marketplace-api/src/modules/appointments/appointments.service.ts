@@ -9,6 +9,7 @@ import { illegalMove, transition, type Move } from '../../lib/transitions.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { AvailabilityService } from '../availability/availability.service.js';
 import type { Outbox } from '../outbox/outbox.js';
+import { serviceRequestMachine } from '../service-requests/service-requests.repository.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import * as repo from './appointments.repository.js';
 import type { ListAppointmentsQuery, PriceAdjustmentBody } from './appointments.schemas.js';
@@ -199,7 +200,7 @@ export function createAppointmentsService(deps: {
       move(actor, id, ['client'], async (a, tx) => {
         requireState(a, 'complete', ['ended']);
         if (!a.paidAt) throw refused(a, 'The appointment is not paid yet');
-        await transition(tx, { recorder: deps.recorder, outbox: deps.outbox, actor }, repo.serviceRequestCompletionMachine, a.serviceRequestId, {
+        await transition(tx, { recorder: deps.recorder, outbox: deps.outbox, actor }, serviceRequestMachine, a.serviceRequestId, {
           verb: 'complete',
           from: ['accepted'],
           to: 'completed',

@@ -2,7 +2,7 @@ import { AppError } from '@repo/http';
 import { DateTime } from 'luxon';
 import type { DbTx } from '../../db/index.js';
 import * as repo from './availability.repository.js';
-import { datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, type Schedule } from './slots.js';
+import { dateOf, dayNumber, datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock, type Schedule } from './slots.js';
 
 export type SlotVerdict = 'free' | 'past' | 'outside_hours' | 'busy';
 
@@ -25,13 +25,15 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
   }
 
   async function schedule(db: DbTx, prestataireId: number, zone: string, from: string, days: number, ignoreAppointmentId?: number): Promise<Schedule> {
-    const first = DateTime.fromISO(from, { zone }).startOf('day');
-    const last = first.plus({ days });
+    const clock = zoneClock(zone);
+    const firstDay = dayNumber(from);
+    const first = new Date(clock.instant(firstDay, 0));
+    const last = new Date(clock.instant(firstDay + days, 0));
     const [weekly, closures, absences, busy] = await Promise.all([
       repo.weeklyHoursOf(db, prestataireId),
-      repo.closuresBetween(db, prestataireId, from, last.toISODate() ?? from),
-      repo.absencesBetween(db, prestataireId, first.toJSDate(), last.toJSDate()),
-      repo.busyBetween(db, prestataireId, first.toJSDate(), last.toJSDate(), ignoreAppointmentId),
+      repo.closuresBetween(db, prestataireId, from, dateOf(firstDay + days)),
+      repo.absencesBetween(db, prestataireId, first, last),
+      repo.busyBetween(db, prestataireId, first, last, ignoreAppointmentId),
     ]);
     return { timezone: zone, weekly, closures, absences, busy };
   }
@@ -68,7 +70,7 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
         if (duration === undefined) throw AppError.validation({ service_id: ['Unknown or inactive service'] });
       }
       duration ??= DEFAULT_DURATION_MINUTES;
-      const from = query.from ?? DateTime.fromJSDate(now(), { zone }).toISODate() ?? '';
+      const from = query.from ?? dateOf(zoneClock(zone).dayOf(now().getTime()));
       const days = upcomingSlots(await schedule(deps.db, prestataireId, zone, from, query.days), {
         from,
         days: query.days,

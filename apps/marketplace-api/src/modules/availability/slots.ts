@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { DateTime, IANAZone } from 'luxon';
 
 /**
  * Free time and bookable slots of a prestataire (DESIGN.md §6): weekly hours are wall-clock times
@@ -36,18 +36,79 @@ export const SLOT_GRID_MINUTES = 30 as const;
 export const MIN_LEAD_MINUTES = 60;
 
 const MINUTE = 60_000;
+const DAY = 86_400_000;
+/** Offsets change at whole quarter hours of UTC in every zone in use: an offset is looked up once per quarter. */
+const OFFSET_BUCKET = 15 * MINUTE;
 
-/** The instant a local wall-clock time of a local date names; `24:00` is the next day's midnight. */
-function localInstant(date: DateTime, time: string): number {
-  const [h = 0, m = 0, s = 0] = time.split(':').map(Number);
-  if (h === 24) return date.plus({ days: 1 }).startOf('day').toMillis();
-  // A time skipped by a spring-forward change is moved on by the gap, as clocks are.
-  return date.set({ hour: h, minute: m, second: Math.floor(s), millisecond: 0 }).toMillis();
+const MIDNIGHT_OFFSETS = new Map<string, Map<number, number>>();
+const MAX_CACHED_MIDNIGHTS = 4096;
+
+/**
+ * Local wall-clock time of one zone, by arithmetic: local dates are day numbers (days since
+ * 1970-01-01). A time-zone lookup costs far more than the rest of a day's computation, so the
+ * zone's offset is looked up at each UTC midnight asked about, and inside a UTC day whose two
+ * midnights differ (a change that day) once per quarter hour.
+ */
+export function zoneClock(zone: string) {
+  const tz = IANAZone.create(zone);
+  // A zone's offset at an instant does not change: the midnights are kept across calls (bounded).
+  let midnights = MIDNIGHT_OFFSETS.get(zone);
+  if (!midnights || midnights.size > MAX_CACHED_MIDNIGHTS) {
+    midnights = new Map();
+    MIDNIGHT_OFFSETS.set(zone, midnights);
+  }
+  const quarters = new Map<number, number>();
+  const cached = (cache: Map<number, number>, key: number, at: number) => {
+    let o = cache.get(key);
+    if (o === undefined) {
+      o = tz.offset(at);
+      cache.set(key, o);
+    }
+    return o;
+  };
+  const offsetAt = (t: number): number => {
+    const day = Math.floor(t / DAY);
+    const o = cached(midnights, day, day * DAY);
+    if (o === cached(midnights, day + 1, (day + 1) * DAY)) return o;
+    const quarter = Math.floor(t / OFFSET_BUCKET);
+    return cached(quarters, quarter, quarter * OFFSET_BUCKET);
+  };
+  return {
+    /** Minutes east of UTC at instant `t`. */
+    offsetAt,
+    /** The local day (day number) of instant `t`. */
+    dayOf(t: number): number {
+      return Math.floor((t + offsetAt(t) * MINUTE) / DAY);
+    },
+    /**
+     * The instant of `minutes` after local midnight of local day `day` (Luxon's rule: a time skipped
+     * by a spring-forward change moves on by the gap; a repeated one is its first occurrence).
+     */
+    instant(day: number, minutes: number): number {
+      const local = day * DAY + minutes * MINUTE;
+      const o = offsetAt(local);
+      let guess = local - o * MINUTE;
+      const o2 = offsetAt(guess);
+      if (o === o2) return guess;
+      guess -= (o2 - o) * MINUTE;
+      const o3 = offsetAt(guess);
+      if (o2 === o3) return guess;
+      return local - Math.min(o2, o3) * MINUTE;
+    },
+  };
 }
 
-function localDates(from: string, days: number, zone: string): DateTime[] {
-  const first = DateTime.fromISO(from, { zone }).startOf('day');
-  return Array.from({ length: days }, (_, i) => first.plus({ days: i }));
+/** `YYYY-MM-DD` → day number. */
+export const dayNumber = (date: string): number => Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY);
+/** Day number → `YYYY-MM-DD`. */
+export const dateOf = (day: number): string => new Date(day * DAY).toISOString().slice(0, 10);
+/** ISO weekday (1 = Monday) of a day number; day 0, 1970-01-01, was a Thursday. */
+const weekdayOf = (day: number): number => ((((day + 3) % 7) + 7) % 7) + 1;
+
+/** Minutes after midnight of `HH:MM[:SS]` (`24:00` is 1440). */
+function minutesOf(time: string): number {
+  const [h = 0, m = 0, sec = 0] = time.split(':').map(Number);
+  return h * 60 + m + Math.floor(sec) / 60;
 }
 
 /** Sorts and merges overlapping or touching intervals. */
@@ -82,18 +143,19 @@ export function subtract(base: Interval[], cuts: Interval[]): Interval[] {
  * appointments): the time a prestataire works.
  */
 export function workingTime(schedule: Omit<Schedule, 'busy'>, from: string, days: number): Interval[] {
-  const zone = schedule.timezone;
-  const dates = localDates(from, days, zone);
+  const clock = zoneClock(schedule.timezone);
+  const first = dayNumber(from);
   const open: Interval[] = [];
-  for (const date of dates) {
+  for (let day = first; day < first + days; day++) {
+    const weekday = weekdayOf(day);
     for (const w of schedule.weekly) {
-      if (w.dayOfWeek !== date.weekday) continue;
-      open.push({ start: localInstant(date, w.startTime), end: localInstant(date, w.endTime) });
+      if (w.dayOfWeek !== weekday) continue;
+      open.push({ start: clock.instant(day, minutesOf(w.startTime)), end: clock.instant(day, minutesOf(w.endTime)) });
     }
   }
   const closed = schedule.closures.map((c) => ({
-    start: DateTime.fromISO(c.startDate, { zone }).startOf('day').toMillis(),
-    end: DateTime.fromISO(c.endDate, { zone }).plus({ days: 1 }).startOf('day').toMillis(),
+    start: clock.instant(dayNumber(c.startDate), 0),
+    end: clock.instant(dayNumber(c.endDate) + 1, 0),
   }));
   const away = schedule.absences.map((a) => ({ start: a.startsAt.getTime(), end: a.endsAt.getTime() }));
   return subtract(union(open), [...closed, ...away]);
@@ -121,22 +183,36 @@ export function upcomingSlots(
   const zone = schedule.timezone;
   const duration = opts.durationMinutes * MINUTE;
   const earliest = opts.now.getTime() + MIN_LEAD_MINUTES * MINUTE;
+  const first = dayNumber(opts.from);
   const byDate = new Map<string, DaySlots>(
-    localDates(opts.from, opts.days, zone).map((d) => [d.toISODate() ?? '', { date: d.toISODate() ?? '', slots: [] }]),
+    Array.from({ length: opts.days }, (_, i) => dateOf(first + i)).map((date) => [date, { date, slots: [] }]),
   );
+  const clock = zoneClock(zone);
+  const grid = SLOT_GRID_MINUTES * MINUTE;
+  const push = (start: number, date: string) => byDate.get(date)?.slots.push({ startsAt: new Date(start), endsAt: new Date(start + duration) });
   for (const free of freeTime(schedule, opts.from, opts.days)) {
     let start = Math.max(free.start, earliest);
+    const offset = clock.offsetAt(start);
+    if (offset === clock.offsetAt(free.end)) {
+      // One offset all along (the usual case): local time is UTC shifted, no time-zone lookups.
+      const shift = offset * MINUTE;
+      const past = (((start + shift) % grid) + grid) % grid;
+      if (past !== 0) start += grid - past;
+      for (; start + duration <= free.end; start += grid) push(start, new Date(start + shift).toISOString().slice(0, 10));
+      continue;
+    }
+    // The offset changes inside the interval (a daylight-saving change): local time slot by slot.
     while (start + duration <= free.end) {
       const local = DateTime.fromMillis(start, { zone });
       const past = (local.minute % SLOT_GRID_MINUTES) * MINUTE + local.second * 1000 + local.millisecond;
       if (past !== 0) {
         // Off the local grid (the interval's start, or a zone whose offset moved by less than
         // half an hour): on to the next grid point.
-        start += SLOT_GRID_MINUTES * MINUTE - past;
+        start += grid - past;
         continue;
       }
-      byDate.get(local.toISODate() ?? '')?.slots.push({ startsAt: new Date(start), endsAt: new Date(start + duration) });
-      start += SLOT_GRID_MINUTES * MINUTE;
+      push(start, local.toISODate() ?? '');
+      start += grid;
     }
   }
   return [...byDate.values()];
