@@ -10,6 +10,7 @@ import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import { createSettingsService } from '../src/modules/settings/settings.service.js';
 import { aBooking, anOpenPrestataire, DAY, HOUR, type Booking } from './appointment-fixtures.js';
+import { lifecycleFixtures } from './lifecycle-fixtures.js';
 import {
   bearer,
   buildTestApp,
@@ -435,5 +436,36 @@ describe('price adjustments', () => {
     expectError(await act(b, 'accept-price-adjustment', b.prestataire.token), 403, 'forbidden');
     expectError(await act(b, 'reject-price-adjustment', (await createClient(t)).token), 404, 'not_found');
     expect((await appointmentRow(b.appointment.id)).priceAdjustmentStatus).toBe('pending');
+  });
+});
+
+describe('the journey through the routes', () => {
+  const journey = lifecycleFixtures(() => t);
+
+  it('an offer accepted through the API books an appointment both parties then see, reschedule and cancel', async () => {
+    const service = await journey.service();
+    const prestataire = await journey.prestataire([service.id]);
+    const client = await createClient(t);
+    const request = await journey.request(client, service.id);
+    const offered = await journey.offer(prestataire, request.id, { proposed_start_at: journey.inDays(3), duration_minutes: 60, amount_cents: 15_000 });
+    expect(offered.statusCode, offered.body).toBe(201);
+    const accepted = await journey.api('POST', `/offers/${(offered.json() as { data: { id: number } }).data.id}/accept`, client.token);
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    const { id } = (accepted.json() as { data: { appointment: { id: number } } }).data.appointment;
+
+    const listed = (await call('GET', '/appointments', prestataire.token)).json() as { data: AppointmentBody[] };
+    expect(listed.data.map((a) => a.id)).toEqual([id]);
+    const shown = body(await call('GET', `/appointments/${id}`, client.token));
+    expect(shown).toMatchObject({ status: 'scheduled', price_cents: 15_000, starts_at: journey.inDays(3), prestataire: { id: prestataire.user.id } });
+
+    const moved = await call('PUT', `/appointments/${id}/reschedule`, prestataire.token, { starts_at: journey.inDays(4, 14) });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(body(moved)).toMatchObject({ starts_at: journey.inDays(4, 14), ends_at: new Date(Date.parse(journey.inDays(4, 14)) + HOUR).toISOString() });
+
+    const cancelled = await call('POST', `/appointments/${id}/cancel`, client.token, { reason: 'Sold the car' });
+    expect(body(cancelled)).toMatchObject({ status: 'cancelled', cancelled_by: 'client', cancellation_fee_cents: 0 });
+    // Its time is free again: the prestataire may be booked there.
+    const again = await journey.offer(prestataire, (await journey.request(await createClient(t), service.id)).id, { proposed_start_at: journey.inDays(4, 14) });
+    expect(again.statusCode, again.body).toBe(201);
   });
 });

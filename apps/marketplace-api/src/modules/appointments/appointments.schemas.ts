@@ -49,6 +49,10 @@ export const AppointmentResponse = z.object({
   id: z.number().int(),
   service_request_id: z.number().int(),
   offer_id: z.number().int().nullable(),
+  client_id: z.number().int(),
+  prestataire_id: z.number().int(),
+  vehicle_id: z.number().int(),
+  service_id: z.number().int(),
   status: z.enum(APPOINTMENT_STATUSES),
   starts_at: timestamp,
   ends_at: timestamp,
@@ -92,11 +96,15 @@ export function presentAppointment(v: AppointmentView): AppointmentResponse {
         }
       : null;
   const cancelledBy =
-    a.cancelledAt === null ? null : a.cancelledBy === a.clientId ? 'client' : a.cancelledBy === a.prestataireId ? 'prestataire' : 'admin';
+    a.cancelledAt === null || a.cancelledBy === null ? null : a.cancelledBy === a.clientId ? 'client' : a.cancelledBy === a.prestataireId ? 'prestataire' : 'admin';
   return {
     id: a.id,
     service_request_id: a.serviceRequestId,
     offer_id: a.offerId,
+    client_id: a.clientId,
+    prestataire_id: a.prestataireId,
+    vehicle_id: a.vehicleId,
+    service_id: a.serviceId,
     status: a.status,
     starts_at: iso(a.startsAt),
     ends_at: iso(a.endsAt),
