@@ -43,6 +43,9 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // How often the lifecycle timers (request and offer expiry, auto-completion) run; 0: never (a cron
+  // runs `node dist/cli/timers.js` instead). Unset means 60, except under NODE_ENV=test where tests run them.
+  LIFECYCLE_TIMERS_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -83,6 +86,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
+  lifecycleTimersIntervalSeconds: number;
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -135,5 +140,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
   });
 }
