@@ -1,4 +1,5 @@
 import { aliasedTable, and, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { preparedOnce } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import {
   APPOINTMENT_STATUSES,
@@ -91,10 +92,38 @@ export interface AppointmentFilter {
   to?: Date;
 }
 
+// A party's first pages without filters are the common path of both apps: prepared once per database.
+const partyColumn = { client: appointments.clientId, prestataire: appointments.prestataireId } as const;
+const unfilteredPage = {
+  client: preparedPage('client'),
+  prestataire: preparedPage('prestataire'),
+};
+function preparedPage(role: 'client' | 'prestataire') {
+  const own = eq(partyColumn[role], sql.placeholder('userId'));
+  return {
+    // preparedOnce hands over the handle untyped; it is the app's database.
+    rows: preparedOnce((db) =>
+      selectView(db as DbTx)
+        .where(own)
+        .orderBy(desc(appointments.startsAt), desc(appointments.id))
+        .limit(sql.placeholder('limit'))
+        .offset(sql.placeholder('offset'))
+        .prepare(`appointments_page_${role}`),
+    ),
+    count: preparedOnce((db) => db.select({ n: count() }).from(appointments).where(own).prepare(`appointments_count_${role}`)),
+  };
+}
+
 /** One page of a party's appointments, the latest start first. */
 export async function listAppointments(db: DbTx, filter: AppointmentFilter, limit: number, offset: number) {
+  const { role, userId } = filter.party;
+  if (!filter.status && !filter.from && !filter.to) {
+    const prepared = unfilteredPage[role];
+    const [rows, [total]] = await Promise.all([prepared.rows(db).execute({ userId, limit, offset }), prepared.count(db).execute({ userId })]);
+    return { rows, total: total?.n ?? 0 };
+  }
   const conditions: (SQL | undefined)[] = [
-    filter.party.role === 'client' ? eq(appointments.clientId, filter.party.userId) : eq(appointments.prestataireId, filter.party.userId),
+    eq(partyColumn[role], userId),
     filter.status ? eq(appointments.status, filter.status) : undefined,
     filter.from ? gte(appointments.startsAt, filter.from) : undefined,
     filter.to ? lt(appointments.startsAt, filter.to) : undefined,
