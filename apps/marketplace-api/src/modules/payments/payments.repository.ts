@@ -350,8 +350,10 @@ export async function paymentStats(db: DbTx, opts: { zone: string; unit: 'day' |
     })
     .from(payments)
     .where(where)
-    .groupBy(period)
-    .orderBy(period);
+    // By position: the period's expression carries parameters, which PostgreSQL would not match
+    // between the select list and a repeated GROUP BY expression.
+    .groupBy(sql`1`)
+    .orderBy(sql`1`);
   return rows.map((r) => ({ period: r.period, count: Number(r.count), volume: Number(r.volume), commission: Number(r.commission), refunds: Number(r.refunds) }));
 }
 

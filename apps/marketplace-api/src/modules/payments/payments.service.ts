@@ -150,7 +150,7 @@ export function createPaymentsService(deps: {
   }
 
   async function markProcessing(tx: DbTx, actor: Caller, payment: Payment): Promise<Payment> {
-    const moved = await repo.movePayment(tx, payment.id, ['requires_payment'], { status: 'processing' });
+    const moved = await repo.movePayment(tx, payment.id, ['requires_payment', 'failed'], { status: 'processing', failureReason: null });
     if (!moved) return payment;
     await logged(tx, actor, 'payment.processing', payment, moved);
     return moved;
