@@ -274,7 +274,7 @@ export function paymentsRoutes(deps: { payments: PaymentsService; timeZone: stri
           tags: ['prestataire'],
           summary: 'Your connected payment account (created once) and a link to its onboarding form',
           security,
-          response: { 200: envelope(OnboardResponse), ...errorResponses(401, 403, 429, 502) },
+          response: { 200: envelope(OnboardResponse), ...errorResponses(401, 403, 422, 429, 502) },
         },
       },
       async (request) => {
@@ -328,7 +328,7 @@ export function paymentsRoutes(deps: { payments: PaymentsService; timeZone: stri
           summary: 'Pay out your available balance to your bank account',
           description: 'No account, no bank account or nothing available answers 409.',
           security,
-          response: { 201: envelope(PayoutResponse), ...errorResponses(401, 403, 409, 429, 502) },
+          response: { 201: envelope(PayoutResponse), ...errorResponses(401, 403, 409, 422, 429, 502) },
         },
       },
       async (request, reply) => {
