@@ -1,7 +1,7 @@
 import { inflateSync } from 'node:zlib';
-import { eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import Stripe from 'stripe';
-import { appointments } from '../src/db/schema/index.js';
+import { appointments, domainEvents, outboxCursors } from '../src/db/schema/index.js';
 import { systemActor } from '../src/lib/context.js';
 import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { lifecycleFixtures } from './admin-lifecycle-fixtures.js';
@@ -59,7 +59,21 @@ export function paymentsFixtures(t: () => TestApp) {
         tx,
       );
     });
-    await t().app.outboxDispatch.drain();
+    // On a PostgreSQL server an event becomes readable once every older transaction of the cluster
+    // has ended (other test files share it): deliver until the payments consumer has gone past it.
+    const [event] = await db
+      .select({ id: domainEvents.id })
+      .from(domainEvents)
+      .where(and(eq(domainEvents.type, 'appointment.completed'), eq(domainEvents.subjectId, appointmentId)))
+      .orderBy(desc(domainEvents.id))
+      .limit(1);
+    for (let attempt = 0; attempt < 200; attempt++) {
+      await t().app.outboxDispatch.drain();
+      const [cursor] = await db.select().from(outboxCursors).where(eq(outboxCursors.consumer, 'payments.transfers'));
+      if (cursor && cursor.lastEventId >= event!.id) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`the outbox never delivered appointment.completed of appointment ${appointmentId}`);
   }
 
   function api(method: 'GET' | 'POST' | 'PUT', url: string, token?: string, payload?: Record<string, unknown>) {

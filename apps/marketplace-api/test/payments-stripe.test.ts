@@ -150,6 +150,21 @@ describe('with the stripe SDK against a server speaking its API', () => {
     expect(revenue.payouts[0]).toMatchObject({ status: 'paid' });
   });
 
+  it('holds a share Stripe refuses to transfer, and sends it when the account is checked again', async () => {
+    const a = await px.appointment(client, prestataire, { priceCents: 4_000 });
+    const { payment } = (await api('POST', `/appointments/${a.id}/payment/initiate`, client.token)).json().data;
+    const [row] = await t.database.db.select().from(payments).where(eq(payments.id, payment.id));
+    Object.assign(stripe.intents.get(row!.intentId)!, { status: 'succeeded', latest_charge: 'ch_fake_3' });
+    await api('POST', `/appointments/${a.id}/payment/validate`, client.token, {});
+    stripe.failures.push({ path: 'POST v1/transfers', status: 400, body: { error: { type: 'invalid_request_error', message: 'Destination cannot receive transfers' } } });
+    await px.complete(a.id);
+    const held = await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, payment.id));
+    expect(held[0]).toMatchObject({ status: 'held', holdReason: 'transfer_refused' });
+    await api('GET', '/prestataire/psp/status', prestataire.token);
+    const sent = await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, payment.id));
+    expect(sent[0]).toMatchObject({ status: 'paid', amountCents: 3_600 });
+  });
+
   it('answers 502 when Stripe refuses, and 400 to an unsigned webhook', async () => {
     const a = await px.appointment(client, prestataire, { priceCents: 7_000 });
     stripe.failures.push({ path: 'POST v1/payment_intents', status: 400, body: { error: { type: 'invalid_request_error', message: 'Amount too large' } } });

@@ -134,6 +134,21 @@ describe('paying an appointment', () => {
     expectError(await api('POST', `/appointments/${a.id}/payment/initiate`, client.token), 409, 'conflict');
   });
 
+  it.skipIf(!process.env.TEST_DATABASE_URL)('ten concurrent initiations make one payment', async () => {
+    const a = await px.appointment(client, prestataire, { priceCents: 6_000 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api('POST', `/appointments/${a.id}/payment/initiate`, client.token)));
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((r) => r.json().data.payment.id)).size).toBe(1);
+    expect(await t.database.db.select().from(payments).where(eq(payments.appointmentId, a.id))).toHaveLength(1);
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)('concurrent payments take invoice numbers without gaps or duplicates', async () => {
+    const list = await Promise.all(Array.from({ length: 6 }, () => px.appointment(client, prestataire, { priceCents: 1_000 })));
+    await Promise.all(list.map((a) => pay(a.id)));
+    const rows = await t.database.db.select().from(invoices).orderBy(invoices.sequence);
+    rows.forEach((r, i) => expect(r.sequence).toBe(i + 1));
+  });
+
   it('refuses what the appointment and the caller do not allow', async () => {
     const scheduled = await px.appointment(client, prestataire, { status: 'scheduled' });
     const res = await api('POST', `/appointments/${scheduled.id}/payment/initiate`, client.token);

@@ -224,14 +224,25 @@ export function createPaymentsService(deps: {
       await outbox.publish(actor, { type: 'payment.transfer_held', subject: { type: 'payment', id: payment.id }, payload: { amount_cents: amount, hold_reason: holdReason } }, tx);
       return held;
     }
-    const transfer = await processor.createTransfer({
-      amountCents: amount,
-      currency: payment.currency,
-      destination: account!.accountId,
-      transferGroup: base.transferGroup,
-      sourceCharge: payment.chargeId,
-      idempotencyKey: `transfer-payment-${payment.id}`,
-    });
+    let transfer: { id: string };
+    try {
+      transfer = await processor.createTransfer({
+        amountCents: amount,
+        currency: payment.currency,
+        destination: account!.accountId,
+        transferGroup: base.transferGroup,
+        sourceCharge: payment.chargeId,
+        idempotencyKey: `transfer-payment-${payment.id}`,
+      });
+    } catch (error) {
+      // A refusal (an account not yet able to receive transfers) must not stall the outbox behind
+      // it: the share waits, held, until the account's status is checked again.
+      if (!(error instanceof AppError) || error.code !== 'bad_gateway') throw error;
+      if (existing?.holdReason === 'transfer_refused') return existing;
+      const held = await repo.upsertTransfer(tx, { ...base, amountCents: amount, status: 'held', holdReason: 'transfer_refused', transferId: null });
+      await recorder.record(actor, 'payment.transfer_refused', { type: 'payment', id: payment.id }, { after: { amount_cents: amount, error: error.message } }, tx);
+      return held;
+    }
     const row = await repo.upsertTransfer(tx, { ...base, amountCents: amount, status: 'paid', holdReason: null, transferId: transfer.id, reversedCents: 0 });
     const details = { transfer_id: transfer.id, amount_cents: amount, transfer_group: base.transferGroup };
     await recorder.record(actor, 'payment.transferred', { type: 'payment', id: payment.id }, { after: details }, tx);
@@ -669,7 +680,11 @@ export function createPaymentsService(deps: {
           requirements: remote.requirements,
         });
         // An account that can now receive money gets the shares that waited for it.
-        for (const held of await repo.heldTransfersOf(tx, actor.userId, 'no_connected_account')) {
+        const waiting = [
+          ...(await repo.heldTransfersOf(tx, actor.userId, 'no_connected_account')),
+          ...(await repo.heldTransfersOf(tx, actor.userId, 'transfer_refused')),
+        ];
+        for (const held of waiting) {
           const payment = await repo.findPayment(tx, held.paymentId, { lock: true });
           if (payment) await transferFor(tx, actor, payment);
         }
