@@ -49,7 +49,8 @@ export function paymentsRoutes(deps: { payments: PaymentsService; timeZone: stri
       raw.post(
         '/webhooks/psp',
         {
-          config: { checksOwnText: true },
+          // Stripe delivers in bursts from a few addresses: a limit of its own, well above the public one.
+          config: { checksOwnText: true, rateLimit: { max: 1000, timeWindow: 60_000 } },
           schema: {
             operationId: 'paymentWebhook',
             tags: [TAG],
