@@ -8,6 +8,7 @@ import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import type { PaymentProcessor } from './integrations/payments/index.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
+import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
@@ -86,6 +87,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
+        { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
         { name: 'media', description: 'Public photos' },
         { name: 'health', description: 'Health' },
       ],
@@ -108,7 +110,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers } = await registerModules(app, {
+  const { outboxConsumers, lifecycleTimers } = await registerModules(app, {
     config,
     database,
     db,
@@ -120,6 +122,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     paymentProcessor: overrides.paymentProcessor,
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
+  registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);

@@ -43,6 +43,9 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // How often the lifecycle timers (request and offer expiry, auto-completion) run; 0: never (a cron
+  // runs `node dist/cli/timers.js` instead). Unset means 60, except under NODE_ENV=test where tests run them.
+  LIFECYCLE_TIMERS_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
   // Payments: Stripe when STRIPE_SECRET_KEY is set (STRIPE_WEBHOOK_SECRET then required), the
   // built-in processor otherwise. The API host/port/protocol point the SDK elsewhere (tests).
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
@@ -95,6 +98,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
+  lifecycleTimersIntervalSeconds: number;
   /** The payment processor: Stripe's API when `stripe` is set, the built-in processor otherwise. */
   payments: {
     stripe?: { secretKey: string; host?: string; port?: number; protocol?: 'http' | 'https' };
@@ -160,6 +165,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
     payments: {
       stripe: parsed.STRIPE_SECRET_KEY
         ? {
