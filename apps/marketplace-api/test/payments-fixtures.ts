@@ -59,6 +59,12 @@ export function paymentsFixtures(t: () => TestApp) {
         tx,
       );
     });
+    await delivered(appointmentId);
+  }
+
+  /** Delivers the outbox until the payments consumer has read the appointment's completion. */
+  async function delivered(appointmentId: number) {
+    const db = t().database.db;
     // On a PostgreSQL server an event becomes readable once every older transaction of the cluster
     // has ended (other test files share it): deliver until the payments consumer has gone past it.
     const [event] = await db
@@ -89,7 +95,7 @@ export function paymentsFixtures(t: () => TestApp) {
     });
   }
 
-  return { appointment, complete, api, deliver };
+  return { appointment, complete, delivered, api, deliver };
 }
 
 /** The text a PDF shows: its streams inflated, the strings of its text operators decoded. */

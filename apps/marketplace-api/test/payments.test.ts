@@ -273,6 +273,17 @@ describe('the money path', () => {
     expectError(await api('GET', `/payments/${payment.id}/invoice`), 401, 'unauthenticated');
   });
 
+  it("the client's completion through the appointments routes, once paid, sends the share", async () => {
+    const a = await px.appointment(client, prestataire, { priceCents: 11_000 });
+    const early = await api('POST', `/appointments/${a.id}/complete`, client.token);
+    expectError(early, 409, 'conflict');
+    const payment = await pay(a.id);
+    const done = await api('POST', `/appointments/${a.id}/complete`, client.token);
+    expect(done.statusCode, done.body).toBe(200);
+    await px.delivered(a.id);
+    expect(await transferOf(payment.id)).toMatchObject({ status: 'paid', amountCents: 9_900, transferGroup: `appointment_${a.id}` });
+  });
+
   it('numbers invoices without gaps within the year', async () => {
     const rows = await t.database.db.select().from(invoices).orderBy(invoices.sequence);
     expect(rows.length).toBeGreaterThan(1);
