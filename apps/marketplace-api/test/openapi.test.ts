@@ -124,6 +124,7 @@ verifyEmail confirmEmail revertEmailChange resendVerificationEmail sendEmailVeri
 forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp
 listCategories listServices getService listCities searchPrestataires lookupVehicle
 getPrestataireAvailability getPrestataireUpcomingSlots
+paymentWebhook
 `
   .trim()
   .split(/\s+/);

@@ -74,6 +74,10 @@ import { createServiceRequestsService } from './service-requests/service-request
 import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
 import { createOutbox, type OutboxConsumer } from './outbox/outbox.js';
+import { createPaymentProcessor, type PaymentProcessor } from '../integrations/payments/index.js';
+import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
+import { paymentsRoutes } from './payments/payments.routes.js';
+import { createPaymentsService } from './payments/payments.service.js';
 import { settingsRoutes } from './settings/settings.routes.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
@@ -95,6 +99,8 @@ export interface ModuleDeps {
   mailer: Mailer;
   storage: Storage;
   throttle: LoginThrottle;
+  /** The payment processor (tests pass the built-in one they drive); built from the config otherwise. */
+  paymentProcessor?: PaymentProcessor;
 }
 
 /** Wires services to their dependencies and mounts every module under `/api/v1`. */
@@ -110,6 +116,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const outboxConsumers: OutboxConsumer[] = [];
   // Free time and slots: the public pages read it, and every booking checks its slot with it.
   const availability = createAvailabilityService({ db });
+  // Stripe when configured, the built-in processor otherwise; a test may hand its own.
+  const paymentProcessor = deps.paymentProcessor ?? createPaymentProcessor(deps.config);
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -232,6 +240,26 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(prestataireHomeRoutes({ prestataireHome: createPrestataireHomeService({ db }) }));
       // Appointments
       await api.register(appointmentsRoutes({ appointments }));
+      // Payments: paying an appointment, the processor's webhook, transfers on completion, refunds,
+      // the prestataire's connected account and payouts, invoices. `payments.holdTransfer` /
+      // `releaseTransfer` are for the conversations' disputes.
+      {
+        const { payments: paymentsConfig } = deps.config;
+        const payments = createPaymentsService({
+          db,
+          recorder,
+          outbox,
+          processor: paymentProcessor,
+          config: {
+            returnUrl: paymentsConfig.returnUrl,
+            refreshUrl: paymentsConfig.refreshUrl,
+            vatPercent: paymentsConfig.vatPercent,
+            timeZone: deps.config.platformTimeZone,
+          },
+        });
+        outboxConsumers.push(paymentsOutboxConsumer({ payments }));
+        await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
+      }
     },
     { prefix: '/api/v1' },
   );
