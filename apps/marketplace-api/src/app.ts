@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import type { Agent } from 'node:https';
 import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
@@ -21,6 +22,8 @@ export interface AppOverrides {
   database?: DatabaseHandle<Schema>;
   logger?: ServerOptions['logger'];
   throttle?: LoginThrottle;
+  /** The HTTPS agent web push posts with (tests: one that trusts their local push service). */
+  pushAgent?: Agent;
 }
 
 declare module 'fastify' {
@@ -113,6 +116,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     mailer,
     storage,
     throttle: overrides.throttle ?? createLoginThrottle(),
+    pushAgent: overrides.pushAgent,
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
 

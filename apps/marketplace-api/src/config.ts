@@ -43,6 +43,10 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // Web push with VAPID (RFC 8292): all three or none; push is off without them.
+  VAPID_PUBLIC_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{86,88}={0,2}$/, 'must be a base64url P-256 public key (web-push generate-vapid-keys)').optional(),
+  VAPID_PRIVATE_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{42,44}={0,2}$/, 'must be a base64url P-256 private key (web-push generate-vapid-keys)').optional(),
+  VAPID_SUBJECT: z.string().trim().regex(/^(mailto:|https:\/\/)\S+$/, 'must be a mailto: or https:// URL').optional(),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -83,6 +87,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** Web push: notifications go to browsers' subscriptions when the VAPID keys are set. */
+  push: { vapid?: { publicKey: string; privateKey: string; subject: string } };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -96,6 +102,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   if (Boolean(parsed.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(parsed.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('Invalid configuration:\n  BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
+  }
+  const vapid = [parsed.VAPID_PUBLIC_KEY, parsed.VAPID_PRIVATE_KEY, parsed.VAPID_SUBJECT];
+  if (vapid.some(Boolean) && !vapid.every(Boolean)) {
+    throw new ConfigError('Invalid configuration:\n  VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT: set all three or none');
   }
   // With an in-memory database there is no data directory; files then go to a per-process
   // directory under the system's temporary folder unless STORAGE_DIR says otherwise.
@@ -135,5 +145,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    push: {
+      vapid:
+        parsed.VAPID_PUBLIC_KEY && parsed.VAPID_PRIVATE_KEY && parsed.VAPID_SUBJECT
+          ? { publicKey: parsed.VAPID_PUBLIC_KEY, privateKey: parsed.VAPID_PRIVATE_KEY, subject: parsed.VAPID_SUBJECT }
+          : undefined,
+    },
   });
 }
