@@ -83,6 +83,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
         { name: 'service-requests', description: 'Service requests: asking for a service on a vehicle, its photos' },
         { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
+        { name: 'conversations', description: 'Messages between a client and a prestataire, read receipts, typing, disputes' },
+        { name: 'notifications', description: "The signed-in user's inbox, filled from the marketplace's events (and pushed to its browsers)" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
         { name: 'media', description: 'Public photos' },

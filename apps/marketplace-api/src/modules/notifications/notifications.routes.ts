@@ -46,7 +46,7 @@ export function notificationsRoutes(deps: { notifications: NotificationsService 
           tags: [TAG],
           summary: 'Mark all your notifications read',
           security,
-          response: { 200: CountEnvelope, ...errorResponses(401, 429) },
+          response: { 200: CountEnvelope, ...errorResponses(401, 422, 429) },
         },
       },
       async (request) => {
@@ -102,7 +102,7 @@ export function notificationsRoutes(deps: { notifications: NotificationsService 
           tags: [TAG],
           summary: 'Delete all your notifications',
           security,
-          response: { 200: CountEnvelope, ...errorResponses(401, 429) },
+          response: { 200: CountEnvelope, ...errorResponses(401, 422, 429) },
         },
       },
       async (request) => {
