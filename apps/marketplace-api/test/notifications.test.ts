@@ -4,7 +4,6 @@ import { domainEvents, notifications } from '../src/db/schema/index.js';
 import { systemActor, type Actor } from '../src/lib/context.js';
 import { createNotificationsConsumer } from '../src/modules/notifications/notifications.consumer.js';
 import { createOutbox } from '../src/modules/outbox/outbox.js';
-import { lifecycleFixtures as rowFixtures } from './admin-lifecycle-fixtures.js';
 import { bearer, buildTestApp, createAdmin, createClient, expectError, type TestApp, type TestUser } from './helpers.js';
 import { lifecycleFixtures } from './lifecycle-fixtures.js';
 
