@@ -6,6 +6,7 @@ import { createNotificationsConsumer } from '../src/modules/notifications/notifi
 import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { bearer, buildTestApp, createAdmin, createClient, expectError, type TestApp, type TestUser } from './helpers.js';
 import { lifecycleFixtures } from './lifecycle-fixtures.js';
+import { deliverAll } from './outbox-helpers.js';
 
 let t: TestApp;
 let client: TestUser; // writes in English
@@ -22,6 +23,7 @@ afterAll(async () => {
 });
 
 type Json = Record<string, unknown>;
+const deliver = () => deliverAll(t, ['notifications']);
 const api = (method: 'GET' | 'POST' | 'DELETE', url: string, token?: string, payload?: Json) =>
   t.app.inject({ method, url: `/api/v1${url}`, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
 
@@ -36,20 +38,20 @@ describe('notifications from domain events', () => {
     const service = await f.service();
     const prestataire = await f.prestataire([service.id]); // French by default
     const request = await f.request(client, service.id, { prestataireId: prestataire.user.id });
-    await t.app.outboxDispatch.drain();
+    await deliver();
     expect((await inbox(prestataire)).map((n) => [n.type, n.title])).toEqual([['service_request.created', 'Nouvelle demande']]);
     expect(await inbox(client)).toEqual([]);
 
     const offer = await f.offer(prestataire, request.id, { amount_cents: 15_000 });
     expect(offer.statusCode).toBe(201);
-    await t.app.outboxDispatch.drain();
+    await deliver();
     const [offerNote] = await inbox(client);
     expect(offerNote).toMatchObject({ type: 'offer.created', title: 'New offer', body: 'You received an offer of €150.00.' });
     expect(offerNote!.data).toMatchObject({ event: 'offer.created', offer_id: offer.json().data.id, service_request_id: request.id });
 
     const accepted = await f.api('POST', `/offers/${offer.json().data.id}/accept`, client.token);
     expect(accepted.statusCode).toBe(200);
-    await t.app.outboxDispatch.drain();
+    await deliver();
     const appointmentId = accepted.json().data.appointment.id as number;
     const forPrestataire = (await inbox(prestataire)).map((n) => n.type);
     expect(forPrestataire).toEqual(expect.arrayContaining(['offer.accepted', 'appointment.created']));
@@ -61,7 +63,7 @@ describe('notifications from domain events', () => {
     await outbox.publish(actorOf(prestataire), { type: 'appointment.started', subject: { type: 'appointment', id: appointmentId }, payload: { from: 'scheduled', to: 'in_progress' } });
     await outbox.publish(systemActor, { type: 'payment.succeeded', subject: { type: 'payment', id: 77 }, payload: { appointment_id: appointmentId, amount_cents: 15_000 } });
     await outbox.publish(systemActor, { type: 'review.unknown_thing', subject: { type: 'review', id: 1 }, payload: {} });
-    await t.app.outboxDispatch.drain();
+    await deliver();
     const clientTypes = (await inbox(client)).map((n) => [n.type, n.title]);
     expect(clientTypes).toEqual([
       ['offer.created', 'New offer'],
@@ -85,7 +87,7 @@ describe('notifications from domain events', () => {
     const conversationId = conversation.json().data.id as number;
     await api('POST', `/conversations/${conversationId}/report-dispute`, client.token, { reason: 'Retard' });
     await api('POST', `/admin/conversations/${conversationId}/resolve-dispute`, admin.token, { note: 'Réglé' });
-    await t.app.outboxDispatch.drain();
+    await deliver();
 
     expect((await inbox(prestataire)).map((n) => [n.type, n.title, n.body])).toEqual([
       ['prestataire.validated', 'Compte validé', 'Votre compte prestataire est validé : vous apparaissez dans les recherches.'],
@@ -112,8 +114,8 @@ describe('notifications from domain events', () => {
     const prestataire = await f.prestataire([(await f.service()).id]);
     const outbox = createOutbox({ db: t.database.db });
     await outbox.publish(actorOf(admin), { type: 'prestataire.suspended', subject: { type: 'user', id: prestataire.user.id }, payload: {} });
-    await t.app.outboxDispatch.drain();
-    await t.app.outboxDispatch.drain();
+    await deliver();
+    await deliver();
     expect((await inbox(prestataire)).map((n) => n.type)).toEqual(['prestataire.suspended']);
 
     // The same events handed to the consumer a second time (a batch whose cursor move was lost).

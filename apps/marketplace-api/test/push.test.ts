@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { deviceTokens } from '../src/db/schema/index.js';
 import { bearer, buildTestApp, createClient, createPrestataire, type TestApp, type TestUser } from './helpers.js';
+import { deliverAll } from './outbox-helpers.js';
 import { browserKeys, startPushService, verifyVapid } from './push-service.js';
 
 let t: TestApp;
@@ -44,7 +45,7 @@ describe('web push', () => {
 
     const res = await api('POST', '/conversations', client.token, { participant_id: prestataire.user.id, message: 'Hello, free on Thursday?' });
     expect(res.statusCode).toBe(201);
-    await t.app.outboxDispatch.drain();
+    await deliverAll(t, ['notifications', 'web-push']);
 
     const delivered = pushService.received.filter((r) => r.path.startsWith('/ok/laptop'));
     expect(delivered).toHaveLength(1);
@@ -71,7 +72,7 @@ describe('web push', () => {
 
     // Delivered once: draining again sends nothing more.
     const before = pushService.received.length;
-    await t.app.outboxDispatch.drain();
+    await deliverAll(t, ['notifications', 'web-push']);
     expect(pushService.received.length).toBe(before);
   });
 
