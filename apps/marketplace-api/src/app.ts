@@ -8,6 +8,7 @@ import { extensions, migrationsFolder, schema, type Schema } from './db/index.js
 import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
+import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
@@ -87,6 +88,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'notifications', description: "The signed-in user's inbox, filled from the marketplace's events (and pushed to its browsers)" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
+        { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
         { name: 'media', description: 'Public photos' },
         { name: 'health', description: 'Health' },
       ],
@@ -109,7 +111,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers } = await registerModules(app, {
+  const { outboxConsumers, lifecycleTimers } = await registerModules(app, {
     config,
     database,
     db,
@@ -121,6 +123,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     pushAgent: overrides.pushAgent,
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
+  registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);

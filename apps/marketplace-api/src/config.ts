@@ -43,6 +43,9 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // How often the lifecycle timers (request and offer expiry, auto-completion) run; 0: never (a cron
+  // runs `node dist/cli/timers.js` instead). Unset means 60, except under NODE_ENV=test where tests run them.
+  LIFECYCLE_TIMERS_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
   // Web push with VAPID (RFC 8292): all three or none; push is off without them.
   VAPID_PUBLIC_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{86,88}={0,2}$/, 'must be a base64url P-256 public key (web-push generate-vapid-keys)').optional(),
   VAPID_PRIVATE_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{42,44}={0,2}$/, 'must be a base64url P-256 private key (web-push generate-vapid-keys)').optional(),
@@ -87,6 +90,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
+  lifecycleTimersIntervalSeconds: number;
   /** Web push: notifications go to browsers' subscriptions when the VAPID keys are set. */
   push: { vapid?: { publicKey: string; privateKey: string; subject: string } };
 }
@@ -145,6 +150,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
     push: {
       vapid:
         parsed.VAPID_PUBLIC_KEY && parsed.VAPID_PRIVATE_KEY && parsed.VAPID_SUBJECT

@@ -28,6 +28,8 @@ import { createAdminUsersService } from './admin-users/admin-users.service.js';
 import { adminsRoutes } from './admins/admins.routes.js';
 import { createAdminsService } from './admins/admins.service.js';
 import { aiRoutes } from './ai/ai.routes.js';
+import { appointmentsRoutes } from './appointments/appointments.routes.js';
+import { createAppointmentsService } from './appointments/appointments.service.js';
 import { createAiService } from './ai/ai.service.js';
 import { createSuggestionsService } from './ai/suggestions.service.js';
 import { availabilityRoutes } from './availability/availability.routes.js';
@@ -47,6 +49,7 @@ import { createEmailVerificationService } from './email-verification/email-verif
 import { kycRoutes } from './kyc/kyc.routes.js';
 import { createKycService } from './kyc/kyc.service.js';
 import { laborRoutes } from './labor/labor.routes.js';
+import { createLifecycleTimersService } from './lifecycle-timers/lifecycle-timers.service.js';
 import { createLaborService } from './labor/labor.service.js';
 import { conversationsRoutes } from './conversations/conversations.routes.js';
 import { createConversationsService } from './conversations/conversations.service.js';
@@ -153,6 +156,9 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     cacheTtlHours: aiConfig.cacheTtlHours,
     log: app.log,
   });
+  // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
+  const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
+  const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
   await app.register(
     async (api) => {
       await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
@@ -233,6 +239,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(settingsRoutes({ settings }));
       await api.register(adminLifecycleRoutes({ adminLifecycle: createAdminLifecycleService({ db, clock }) }));
       await api.register(prestataireHomeRoutes({ prestataireHome: createPrestataireHomeService({ db }) }));
+      // Appointments
+      await api.register(appointmentsRoutes({ appointments }));
       // Conversations, disputes and notifications: the inbox is filled from the outbox's domain
       // events (in the user's language), then each new notification is pushed to the user's browsers
       // when VAPID keys are configured.
@@ -246,5 +254,5 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     },
     { prefix: '/api/v1' },
   );
-  return { outboxConsumers };
+  return { outboxConsumers, lifecycleTimers };
 }
