@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function call(method: 'GET' | 'POST' | 'PUT', url: string, token?: string, payload?: unknown) {
-  const res = await t.app.inject({ method, url: `/api/v1${url}`, headers: token ? bearer(token) : {}, ...(payload === undefined ? {} : { payload }) });
+  const res = await t.app.inject({ method, url: `/api/v1${url}`, headers: token ? bearer(token) : {}, ...(payload === undefined ? {} : { payload: payload as object }) });
   return { status: res.statusCode, body: res.json() as { data: any; meta?: any } };
 }
 

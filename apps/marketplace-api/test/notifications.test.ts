@@ -73,6 +73,13 @@ describe('notifications from domain events', () => {
     const paid = (await inbox(prestataire)).find((n) => n.type === 'payment.succeeded');
     expect(paid).toMatchObject({ title: 'Paiement reçu', body: 'Le paiement de 150,00\u00a0€ a réussi.' });
     expect(paid!.data).toMatchObject({ payment_id: 77, appointment_id: appointmentId });
+
+    // Through the appointments module's own route: the client cancels, the prestataire is told.
+    const cancelled = await f.api('POST', `/appointments/${appointmentId}/cancel`, client.token, { reason: 'Empêchement' });
+    expect(cancelled.statusCode).toBe(200);
+    await deliver();
+    expect((await inbox(prestataire)).at(-1)).toMatchObject({ type: 'appointment.cancelled', title: 'Rendez-vous annulé', data: { appointment_id: appointmentId } });
+    expect((await inbox(client)).map((n) => n.type)).not.toContain('appointment.cancelled');
   });
 
   it('tells a prestataire of its validation, and the other party of a message and of a dispute settled', async () => {
