@@ -299,3 +299,24 @@ describe('disputes', () => {
     expectError(await api('GET', '/admin/conversations?dispute_status=closed', admin.token), 422, 'validation_error');
   });
 });
+
+describe('races', () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)('ends with one conversation from concurrent openings, and one dispute from concurrent reports', async () => {
+    const c = await createClient(t);
+    const p = await createPrestataire(t, { status: 'validated' });
+    const opened = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api('POST', '/conversations', i % 2 ? p.token : c.token, { participant_id: i % 2 ? c.user.id : p.user.id, message: `m${i}` })),
+    );
+    expect(opened.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    const ids = new Set(opened.map((r) => r.json().data.id));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids] as number[];
+    expect((await api('GET', `/conversations/${id}/messages`, c.token)).json().data).toHaveLength(8);
+
+    const reports = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => api('POST', `/conversations/${id}/report-dispute`, i % 2 ? p.token : c.token, { reason: `r${i}` })),
+    );
+    expect(reports.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    expect(await eventsOf('conversation.dispute_reported', id!)).toHaveLength(1);
+  });
+});

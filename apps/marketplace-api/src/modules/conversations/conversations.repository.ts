@@ -1,4 +1,4 @@
-import { aliasedTable, and, count, desc, eq, exists, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { aliasedTable, and, count, desc, eq, exists, inArray, isNull, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import {
   appointments,
@@ -64,32 +64,33 @@ export function partyOf(userId: number): SQL {
   return or(eq(conversations.clientId, userId), eq(conversations.prestataireId, userId))!;
 }
 
+/** Adds each conversation's last message and the viewer's unread count: two queries for the whole page. */
 async function withExtras(db: DbTx, rows: Omit<ConversationRow, 'lastMessage' | 'unreadCount'>[], viewerId: number | null): Promise<ConversationRow[]> {
-  return Promise.all(
-    rows.map(async (row) => {
-      const [last] = await db
-        .select()
-        .from(conversationMessages)
-        .where(eq(conversationMessages.conversationId, row.conversation.id))
-        .orderBy(desc(conversationMessages.id))
-        .limit(1);
-      let unreadCount = 0;
-      if (viewerId !== null) {
-        const [unread] = await db
-          .select({ n: count() })
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.conversation.id);
+  const [lastMessages, unread] = await Promise.all([
+    db
+      .selectDistinctOn([conversationMessages.conversationId])
+      .from(conversationMessages)
+      .where(inArray(conversationMessages.conversationId, ids))
+      .orderBy(conversationMessages.conversationId, desc(conversationMessages.id)),
+    viewerId === null
+      ? Promise.resolve([])
+      : db
+          .select({ conversationId: conversationMessages.conversationId, n: count() })
           .from(conversationMessages)
           .where(
             and(
-              eq(conversationMessages.conversationId, row.conversation.id),
+              inArray(conversationMessages.conversationId, ids),
               ne(conversationMessages.senderId, viewerId),
               isNull(conversationMessages.readAt),
             ),
-          );
-        unreadCount = unread?.n ?? 0;
-      }
-      return { ...row, lastMessage: last ?? null, unreadCount };
-    }),
-  );
+          )
+          .groupBy(conversationMessages.conversationId),
+  ]);
+  const last = new Map(lastMessages.map((m) => [m.conversationId, m]));
+  const counts = new Map(unread.map((u) => [u.conversationId, u.n]));
+  return rows.map((row) => ({ ...row, lastMessage: last.get(row.conversation.id) ?? null, unreadCount: counts.get(row.conversation.id) ?? 0 }));
 }
 
 function selectView(db: DbTx) {
