@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import type { Agent } from 'node:https';
 import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
@@ -25,6 +26,8 @@ export interface AppOverrides {
   throttle?: LoginThrottle;
   /** The payment processor; from the configuration otherwise (Stripe or the built-in one). */
   paymentProcessor?: PaymentProcessor;
+  /** The HTTPS agent web push posts with (tests: one that trusts their local push service). */
+  pushAgent?: Agent;
 }
 
 declare module 'fastify' {
@@ -85,6 +88,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'service-requests', description: 'Service requests: asking for a service on a vehicle, its photos' },
         { name: 'payments', description: 'Paying appointments, the processor webhook, invoices' },
         { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
+        { name: 'conversations', description: 'Messages between a client and a prestataire, read receipts, typing, disputes' },
+        { name: 'notifications', description: "The signed-in user's inbox, filled from the marketplace's events (and pushed to its browsers)" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
         { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
@@ -120,6 +125,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     storage,
     throttle: overrides.throttle ?? createLoginThrottle(),
     paymentProcessor: overrides.paymentProcessor,
+    pushAgent: overrides.pushAgent,
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
   registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });

@@ -58,6 +58,10 @@ const schema = z.object({
   PSP_REFRESH_URL: httpUrl.optional(),
   // The VAT rate included in the prices, in percent, printed on invoices.
   INVOICE_VAT_PERCENT: z.coerce.number().min(0).max(100).default(20),
+  // Web push with VAPID (RFC 8292): all three or none; push is off without them.
+  VAPID_PUBLIC_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{86,88}={0,2}$/, 'must be a base64url P-256 public key (web-push generate-vapid-keys)').optional(),
+  VAPID_PRIVATE_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{42,44}={0,2}$/, 'must be a base64url P-256 private key (web-push generate-vapid-keys)').optional(),
+  VAPID_SUBJECT: z.string().trim().regex(/^(mailto:|https:\/\/)\S+$/, 'must be a mailto: or https:// URL').optional(),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -108,6 +112,8 @@ export interface Config extends CommonConfig {
     refreshUrl: string;
     vatPercent: number;
   };
+  /** Web push: notifications go to browsers' subscriptions when the VAPID keys are set. */
+  push: { vapid?: { publicKey: string; privateKey: string; subject: string } };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -127,6 +133,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY');
   }
   const appUrl = parsed.APP_URL.replace(/\/+$/, '');
+  const vapid = [parsed.VAPID_PUBLIC_KEY, parsed.VAPID_PRIVATE_KEY, parsed.VAPID_SUBJECT];
+  if (vapid.some(Boolean) && !vapid.every(Boolean)) {
+    throw new ConfigError('Invalid configuration:\n  VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT: set all three or none');
+  }
   // With an in-memory database there is no data directory; files then go to a per-process
   // directory under the system's temporary folder unless STORAGE_DIR says otherwise.
   const dataDir = common.database.dataDir;
@@ -177,6 +187,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       returnUrl: parsed.PSP_RETURN_URL ?? `${appUrl}/prestataire/payments/return`,
       refreshUrl: parsed.PSP_REFRESH_URL ?? `${appUrl}/prestataire/payments/refresh`,
       vatPercent: parsed.INVOICE_VAT_PERCENT,
+    },
+    push: {
+      vapid:
+        parsed.VAPID_PUBLIC_KEY && parsed.VAPID_PRIVATE_KEY && parsed.VAPID_SUBJECT
+          ? { publicKey: parsed.VAPID_PUBLIC_KEY, privateKey: parsed.VAPID_PRIVATE_KEY, subject: parsed.VAPID_SUBJECT }
+          : undefined,
     },
   });
 }

@@ -8,7 +8,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { activityLog, appointments, domainEvents, offers, serviceRequests } from '../src/db/schema/index.js';
+import { activityLog, appointments, conversations, domainEvents, offers, serviceRequests } from '../src/db/schema/index.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
 import { createLifecycleTimersService } from '../src/modules/lifecycle-timers/lifecycle-timers.service.js';
 import { createOutbox } from '../src/modules/outbox/outbox.js';
@@ -149,6 +149,26 @@ describe('auto-completion', () => {
     expect((await logOf('appointment', due.appointment.id))[0]).toMatchObject({ action: 'appointment.completed', actorRole: 'system', before: { status: 'ended' } });
 
     nothingMoved(await timers().run(['auto-complete']));
+  });
+
+  it('leaves an appointment whose conversation has a dispute open, and completes it once resolved', async () => {
+    const disputed = await aBooking(t, { status: 'ended', startsAt: ago(6 * DAY), paidAt: ago(4 * DAY) });
+    const [conversation] = await t.database.db
+      .insert(conversations)
+      .values({
+        clientId: disputed.client.user.id,
+        prestataireId: disputed.prestataire.user.id,
+        appointmentId: disputed.appointment.id,
+        disputeStatus: 'open',
+        disputeReason: 'Bruit toujours présent',
+        disputeReportedAt: new Date(),
+      })
+      .returning();
+    await timers().run(['auto-complete']);
+    expect(await statusesOf(appointments, [disputed.appointment.id])).toEqual({ [disputed.appointment.id]: 'ended' });
+    await t.database.db.update(conversations).set({ disputeStatus: 'resolved', disputeResolvedAt: new Date() }).where(eq(conversations.id, conversation!.id));
+    await timers().run(['auto-complete']);
+    expect(await statusesOf(appointments, [disputed.appointment.id])).toEqual({ [disputed.appointment.id]: 'completed' });
   });
 });
 

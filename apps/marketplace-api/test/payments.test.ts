@@ -8,6 +8,7 @@ import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { createPaymentsService } from '../src/modules/payments/payments.service.js';
 import { nonAdminTokens } from './admin-lifecycle-fixtures.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, expectAdminOnly, expectError, type NonAdminTokens, type TestApp, type TestUser } from './helpers.js';
+import { deliverAll } from './outbox-helpers.js';
 import { paymentsFixtures, pdfText, signedDelivery, stripeEvent, WEBHOOK_SECRET } from './payments-fixtures.js';
 
 let t: TestApp;
@@ -360,6 +361,23 @@ describe('the money path', () => {
     expect(await service.releaseTransfer(systemActor, a.id)).toBe(true);
     expect(await transferOf(payment.id)).toMatchObject({ status: 'paid', amountCents: 4_500 });
     expect(await service.holdTransfer(systemActor, a.id, 'too late')).toBe(false);
+  });
+
+  it("a dispute reported in the appointment's conversation, even before payment, holds the share until an administrator resolves it", async () => {
+    const a = await px.appointment(client, prestataire, { priceCents: 7_000 });
+    const opened = await api('POST', '/conversations', client.token, { participant_id: prestataire.user.id, appointment_id: a.id });
+    expect(opened.statusCode, opened.body).toBe(201);
+    const conversationId = opened.json().data.id as number;
+    expect((await api('POST', `/conversations/${conversationId}/report-dispute`, client.token, { reason: 'Travail mal fait' })).statusCode).toBe(200);
+    await deliverAll(t, ['payments.transfers']);
+    const payment = await pay(a.id);
+    await px.complete(a.id);
+    expect(await transferOf(payment.id)).toMatchObject({ status: 'held', holdReason: 'conversation_dispute' });
+
+    const resolved = await api('POST', `/admin/conversations/${conversationId}/resolve-dispute`, admin.token, { note: 'Travail repris' });
+    expect(resolved.statusCode, resolved.body).toBe(200);
+    await deliverAll(t, ['payments.transfers']);
+    expect(await transferOf(payment.id)).toMatchObject({ status: 'paid', amountCents: 6_300 });
   });
 
   it('a prestataire without a connected account gets its share once it has one', async () => {

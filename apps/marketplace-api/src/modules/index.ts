@@ -3,6 +3,7 @@ import type { LoginThrottle } from '@repo/auth';
 import type { DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
+import type { Agent } from 'node:https';
 import type { Config } from '../config.js';
 import type { Db, Schema } from '../db/index.js';
 import { createIdentityVerifiers } from '../integrations/identity/identity.js';
@@ -50,6 +51,12 @@ import { createKycService } from './kyc/kyc.service.js';
 import { laborRoutes } from './labor/labor.routes.js';
 import { createLifecycleTimersService } from './lifecycle-timers/lifecycle-timers.service.js';
 import { createLaborService } from './labor/labor.service.js';
+import { conversationsRoutes } from './conversations/conversations.routes.js';
+import { createConversationsService } from './conversations/conversations.service.js';
+import { createNotificationsConsumer, createWebPushConsumer } from './notifications/notifications.consumer.js';
+import { notificationsRoutes } from './notifications/notifications.routes.js';
+import { createNotificationsService } from './notifications/notifications.service.js';
+import { createWebPushSender } from '../integrations/push/push.js';
 import { mediaRoutes } from './media/media.routes.js';
 import { galleryRoutes } from './gallery/gallery.routes.js';
 import { createGalleryService } from './gallery/gallery.service.js';
@@ -101,6 +108,8 @@ export interface ModuleDeps {
   throttle: LoginThrottle;
   /** The payment processor (tests pass the built-in one they drive); built from the config otherwise. */
   paymentProcessor?: PaymentProcessor;
+  /** The HTTPS agent of web push (tests trust their local push service with it). */
+  pushAgent?: Agent;
 }
 
 /** Wires services to their dependencies and mounts every module under `/api/v1`. */
@@ -259,6 +268,16 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         });
         outboxConsumers.push(paymentsOutboxConsumer({ payments }));
         await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
+      }
+      // Conversations, disputes and notifications: the inbox is filled from the outbox's domain
+      // events (in the user's language), then each new notification is pushed to the user's browsers
+      // when VAPID keys are configured.
+      {
+        await api.register(conversationsRoutes({ conversations: createConversationsService({ db, recorder, outbox }) }));
+        await api.register(notificationsRoutes({ notifications: createNotificationsService({ db }) }));
+        outboxConsumers.push(createNotificationsConsumer({ outbox }));
+        const { vapid } = deps.config.push;
+        if (vapid) outboxConsumers.push(createWebPushConsumer({ sender: createWebPushSender({ vapid, agent: deps.pushAgent }), log: app.log }));
       }
     },
     { prefix: '/api/v1' },

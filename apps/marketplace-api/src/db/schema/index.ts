@@ -13,3 +13,4 @@ export * from './schedule.js';
 export * from './lifecycle.js';
 export * from './outbox.js';
 export * from './payments.js';
+export * from './conversations.js';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './users.js';
 
 /**
@@ -17,12 +17,15 @@ export const notifications = pgTable(
     title: text('title').notNull(),
     body: text('body').notNull(),
     data: jsonb('data').$type<Record<string, unknown>>(),
+    // The domain event it was made from: a redelivered event never notifies twice.
+    eventId: bigint('event_id', { mode: 'number' }),
     readAt: timestamp('read_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     index('notifications_user_created_idx').on(t.userId, t.createdAt.desc()),
     // The unread badge counts a user's unread rows on every app start.
+    uniqueIndex('notifications_event_user_unique').on(t.eventId, t.userId).where(sql`${t.eventId} is not null`),
     index('notifications_user_unread_idx').on(t.userId, t.createdAt.desc()).where(sql`${t.readAt} is null`),
   ],
 );

@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, lt, notExists, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { appointments, offers, serviceRequests, type OfferStatus, type ServiceRequestStatus } from '../../db/schema/index.js';
+import { appointments, conversations, offers, serviceRequests, type OfferStatus, type ServiceRequestStatus } from '../../db/schema/index.js';
 
 /**
  * The timers' moves. Each claims its due rows with `FOR UPDATE SKIP LOCKED` (rows another instance
@@ -59,7 +59,7 @@ export async function expireOffers(tx: DbTx, ids: number[]) {
     .returning({ id: offers.id, serviceRequestId: offers.serviceRequestId });
 }
 
-/** Ended appointments paid more than `days` days ago. */
+/** Ended appointments paid more than `days` days ago, but those whose conversation has a dispute open. */
 export async function claimCompletableAppointments(tx: DbTx, days: number, limit: number) {
   return tx
     .select({ id: appointments.id, serviceRequestId: appointments.serviceRequestId })
@@ -69,6 +69,12 @@ export async function claimCompletableAppointments(tx: DbTx, days: number, limit
         eq(appointments.status, 'ended'),
         isNotNull(appointments.paidAt),
         lt(appointments.paidAt, sql`now() - make_interval(days => ${days}::int)`),
+        notExists(
+          tx
+            .select({ one: sql`1` })
+            .from(conversations)
+            .where(and(eq(conversations.appointmentId, appointments.id), eq(conversations.disputeStatus, 'open'))),
+        ),
       ),
     )
     .orderBy(asc(appointments.paidAt), asc(appointments.id))

@@ -3,6 +3,7 @@ import type { DbTx } from '../../db/index.js';
 import {
   appointments,
   connectedAccounts,
+  conversations,
   invoiceCounters,
   invoices,
   PAID_PAYMENT_STATUSES,
@@ -365,4 +366,14 @@ export async function paidPaymentsOf(db: DbTx, prestataireId: number) {
     .leftJoin(paymentTransfers, eq(paymentTransfers.paymentId, payments.id))
     .where(and(eq(payments.prestataireId, prestataireId), inArray(payments.status, [...PAID_PAYMENT_STATUSES])))
     .orderBy(payments.paidAt);
+}
+
+/** Whether a conversation about this appointment has a dispute open (its transfer waits). */
+export async function hasOpenConversationDispute(db: DbTx, appointmentId: number): Promise<boolean> {
+  const [row] = await db
+    .select({ id: conversations.id })
+    .from(conversations)
+    .where(and(eq(conversations.appointmentId, appointmentId), eq(conversations.disputeStatus, 'open')))
+    .limit(1);
+  return row !== undefined;
 }

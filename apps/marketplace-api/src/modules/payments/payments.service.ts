@@ -215,7 +215,10 @@ export function createPaymentsService(deps: {
       transferGroup: `appointment_${payment.appointmentId}`,
     };
     const account = await repo.findConnectedAccount(tx, payment.prestataireId);
-    const holdReason = payment.holdReason ?? (account ? null : 'no_connected_account');
+    // A dispute reported in the appointment's conversation holds the share until it is resolved,
+    // whether it was reported before or after the payment.
+    const disputed = !payment.holdReason && (await repo.hasOpenConversationDispute(tx, payment.appointmentId));
+    const holdReason = payment.holdReason ?? (disputed ? 'conversation_dispute' : account ? null : 'no_connected_account');
     if (holdReason || amount <= 0) {
       if (amount <= 0 && !holdReason) return existing;
       if (existing?.holdReason === holdReason && existing.amountCents === amount) return existing;
@@ -533,7 +536,14 @@ export function createPaymentsService(deps: {
     async releaseTransfer(actor: Caller, appointmentId: number, tx?: DbTx): Promise<boolean> {
       return withTransaction(tx ?? db, async (t) => {
         const payment = await repo.findPaymentByAppointment(t, appointmentId, { lock: true });
-        if (!payment || !payment.holdReason) return false;
+        if (!payment) return false;
+        if (!payment.holdReason) {
+          // Held when the appointment completed, the dispute being open then: the share goes out now.
+          const transfer = await repo.findTransferByPayment(t, payment.id);
+          if (transfer?.status !== 'held' || transfer.holdReason !== 'conversation_dispute') return false;
+          await transferIfCompleted(t, actor, payment);
+          return true;
+        }
         // A card dispute is lifted by the processor alone (charge.dispute.closed).
         const holdReason = payment.disputeStatus === 'open' ? 'dispute' : null;
         const moved = await repo.updatePayment(t, payment.id, { holdReason });
