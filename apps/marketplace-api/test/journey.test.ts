@@ -4,7 +4,7 @@ import { bearer, buildTestApp, unique, validSiret, type TestApp } from './helper
 
 // The whole journey, through HTTP only, as the apps drive it: an administrator validates a
 // prestataire who opens its calendar; a client asks, the prestataire quotes a free slot, the client
-// accepts; the work is started, ended, paid and completed.
+// accepts; the work is started and ended, paid (the built-in processor standing in for the card) and completed.
 
 const ADMIN = { email: `admin-journey-${Date.now()}@example.test`, password: 'journey admin password' };
 let t: TestApp;
@@ -148,12 +148,10 @@ describe('the journey from a request to a completed appointment', () => {
   });
 });
 
-/** The client pays the final price. */
+/** The client pays the final price, with the built-in processor standing in for the card. */
 async function pay(appointmentId: number, clientToken: string) {
-  const { appointments } = await import('../src/db/schema/index.js');
-  const { eq } = await import('drizzle-orm');
-  // The payment routes come with the payments module; until then the payment is recorded as the
-  // processor's webhook would record it.
-  await t.database.db.update(appointments).set({ paidAt: new Date() }).where(eq(appointments.id, appointmentId));
-  expect(clientToken).toBeTruthy();
+  const initiated = await ok('POST', `/appointments/${appointmentId}/payment/initiate`, clientToken, undefined, 201);
+  expect(initiated.data.client_secret).toEqual(expect.any(String));
+  const validated = await ok('POST', `/appointments/${appointmentId}/payment/validate`, clientToken, { simulate: 'succeeded' });
+  expect(validated.data.status ?? validated.data.payment?.status).toBe('succeeded');
 }
