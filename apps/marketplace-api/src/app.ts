@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
@@ -83,6 +84,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
         { name: 'media', description: 'Public photos' },
+        { name: 'realtime', description: 'Real-time: the Pusher-protocol WebSocket and its channel authorisation' },
         { name: 'health', description: 'Health' },
       ],
     },
@@ -101,6 +103,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     }
   });
 
+  // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Pusher
+  // limits what a client sends to 10 KB a message.
+  await app.register(websocket, { options: { maxPayload: 10 * 1024 } });
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });

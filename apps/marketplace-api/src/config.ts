@@ -43,6 +43,13 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // Real-time over the Pusher channels protocol (DESIGN.md §8): the app's credentials, as a Pusher
+  // client and the auth endpoint know them. The defaults serve development only (refused in production).
+  PUSHER_APP_ID: z.string().trim().min(1).default('marketplace'),
+  PUSHER_APP_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only').default('marketplace-key'),
+  PUSHER_APP_SECRET: z.string().min(16, 'must be at least 16 characters').default('marketplace-development-secret'),
+  // Seconds of silence after which a client pings (sent to it on connection); a silent client is dropped later.
+  PUSHER_ACTIVITY_TIMEOUT: z.coerce.number().int().min(1).max(600).default(120),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -83,6 +90,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** The Pusher-protocol endpoint `/app/{key}` and `POST /broadcasting/auth` (DESIGN.md §8). */
+  pusher: { appId: string; key: string; secret: string; activityTimeoutSeconds: number };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -93,6 +102,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // The built-in mailer only keeps messages in the outbox table: in production reset links and
     // codes would reach nobody (and must never be read from a log instead).
     throw new ConfigError('Invalid configuration:\n  SMTP_URL: required in production (NODE_ENV=production): e-mails carry sign-in links and codes');
+  }
+  if (parsed.NODE_ENV === 'production' && parsed.PUSHER_APP_SECRET === 'marketplace-development-secret') {
+    // Anyone knowing the default could sign a subscription to any user's channel.
+    throw new ConfigError('Invalid configuration:\n  PUSHER_APP_SECRET: required in production (NODE_ENV=production): it signs channel subscriptions');
   }
   if (Boolean(parsed.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(parsed.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('Invalid configuration:\n  BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
@@ -135,5 +148,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    pusher: {
+      appId: parsed.PUSHER_APP_ID,
+      key: parsed.PUSHER_APP_KEY,
+      secret: parsed.PUSHER_APP_SECRET,
+      activityTimeoutSeconds: parsed.PUSHER_ACTIVITY_TIMEOUT,
+    },
   });
 }

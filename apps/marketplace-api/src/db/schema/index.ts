@@ -12,3 +12,4 @@ export * from './ai.js';
 export * from './schedule.js';
 export * from './lifecycle.js';
 export * from './outbox.js';
+export * from './realtime.js';
