@@ -35,7 +35,7 @@ type Listener = (message: unknown) => void;
 
 /** What travels on the channel: a message for a topic (inline or by overflow row), or interest. */
 type Envelope =
-  | { k: 'm'; t: string; m: unknown }
+  | { k: 'm'; t: string; m: unknown; o?: string }
   | { k: 'r'; id: number }
   | { k: 'i'; o: string; t: string[] }
   | { k: 'd'; o: string; t: string[] }
@@ -100,6 +100,8 @@ export function createFanout(database: Pick<DatabaseHandle<Record<string, unknow
   function heard(envelope: Envelope) {
     switch (envelope.k) {
       case 'm':
+        // A message for the others only was delivered here by its publisher already.
+        if (envelope.o === origin) return;
         return deliver(envelope.t, envelope.m);
       case 'r':
         // Committed before it was notified: the row is there to read.
@@ -166,9 +168,12 @@ export function createFanout(database: Pick<DatabaseHandle<Record<string, unknow
       interestTimer.unref();
     },
 
-    /** Sends `message` to the topic's subscribers on every instance (when `tx` commits, if given). */
-    publish(topic: string, message: unknown, tx?: DbOrTx): Promise<void> {
-      return notify({ k: 'm', t: topic, m: message }, tx);
+    /**
+     * Sends `message` to the topic's subscribers on every instance (when `tx` commits, if given).
+     * `othersOnly`: every instance but this one, whose subscribers the caller serves itself.
+     */
+    publish(topic: string, message: unknown, opts: { tx?: DbOrTx; othersOnly?: boolean } = {}): Promise<void> {
+      return notify({ k: 'm', t: topic, m: message, ...(opts.othersOnly ? { o: origin } : {}) }, opts.tx);
     },
 
     /** This instance's listener of a topic; answers the function that removes it. */
@@ -197,8 +202,8 @@ export function createFanout(database: Pick<DatabaseHandle<Record<string, unknow
      * Whether any instance has a subscriber for the topic, as far as this one has heard: lets a
      * publisher skip building a message nobody would read.
      */
-    hasSubscribers(topic: string): boolean {
-      if (local.has(topic)) return true;
+    hasSubscribers(topic: string, opts: { othersOnly?: boolean } = {}): boolean {
+      if (!opts.othersOnly && local.has(topic)) return true;
       const instances = remote.get(topic);
       if (!instances) return false;
       const now = Date.now();

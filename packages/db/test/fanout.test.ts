@@ -65,12 +65,12 @@ describe('fan-out on one database handle', () => {
     fanout.subscribe('t', (m) => got.push(m));
     await expect(
       withTransaction(handle.db, async (tx) => {
-        await fanout.publish('t', { n: 1 }, tx);
+        await fanout.publish('t', { n: 1 }, { tx });
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
     await withTransaction(handle.db, async (tx) => {
-      await fanout.publish('t', { n: 2 }, tx);
+      await fanout.publish('t', { n: 2 }, { tx });
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(got).toEqual([]);
     });
@@ -89,6 +89,19 @@ describe('fan-out on one database handle', () => {
     expect(message?.text).toBe(text);
     const rows = await queryRows<{ n: number }>(handle.db, sql`select count(*)::int as n from fanout_payloads`);
     expect(rows[0]?.n).toBeGreaterThanOrEqual(1);
+  });
+
+  it('leaves out this instance for a message meant for the others only', async () => {
+    const fanout = await started(handle, 'others_only');
+    const got: unknown[] = [];
+    fanout.subscribe('o', (m) => got.push(m));
+    await fanout.publish('o', { skip: true }, { othersOnly: true });
+    await fanout.publish('o', { keep: true });
+    await until(() => (got.length ? got : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(got).toEqual([{ keep: true }]);
+    expect(fanout.hasSubscribers('o')).toBe(true);
+    expect(fanout.hasSubscribers('o', { othersOnly: true })).toBe(false);
   });
 
   it('refuses a channel name that is not a plain identifier', () => {
@@ -111,6 +124,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('fan-out across instances (Postg
     const b = await started(second, 'across');
     const got: unknown[] = [];
     b.subscribe('room', (m) => got.push(m));
+    await until(() => (a.hasSubscribers('room', { othersOnly: true }) ? true : undefined));
     await a.publish('room', { small: 1 });
     await a.publish('room', { big: 'x'.repeat(10_000) });
     await until(() => (got.length === 2 ? got : undefined));

@@ -108,7 +108,7 @@ export function createRealtimeHub(deps: { fanout: Fanout; options: HubOptions; l
 
   function broadcast(channel: string, event: string, data: unknown, except?: string, tx?: DbOrTx) {
     const message: ChannelMessage = { event, data: typeof data === 'string' ? data : JSON.stringify(data), except };
-    return fanout.publish(channel, message, tx).catch((error: unknown) => {
+    return fanout.publish(channel, message, { tx }).catch((error: unknown) => {
       log.warn({ err: error, channel, event }, 'real-time: publishing failed');
       if (tx) throw error;
     });
