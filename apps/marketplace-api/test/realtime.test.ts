@@ -1,6 +1,6 @@
 import { createDatabase, sql, type DatabaseHandle } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
-import Pusher from 'pusher-js';
+import PusherJs from 'pusher-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
@@ -10,6 +10,10 @@ import { createOutbox, type DomainEventInput } from '../src/modules/outbox/outbo
 import { authFor } from '../src/modules/realtime/pusher.protocol.js';
 import { lifecycleFixtures } from './admin-lifecycle-fixtures.js';
 import { bearer, buildTestApp, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
+
+// pusher-js is CommonJS: its module.exports is the class, while its types declare a default export.
+const Pusher = ((PusherJs as unknown as { default?: unknown }).default ?? PusherJs) as typeof PusherJs.default;
+type Pusher = InstanceType<typeof Pusher>;
 
 // The real-time protocol as a mobile or web app speaks it: the real pusher-js client over a real
 // socket, its channel authorisation through POST /broadcasting/auth.
