@@ -53,6 +53,8 @@ export function pusherSocketRoutes(deps: { hub: RealtimeHub }): FastifyPluginAsy
           'The server sends `pusher:connection_established` with `socket_id` and `activity_timeout`; private channels are',
           'subscribed with the signature from the auth endpoint. Channels and events: README, DESIGN.md §8. A plain GET answers 400.',
         ].join(' '),
+        // Open to all: the app key is public, and each private channel asks for its signature.
+        security: [],
         params: PusherSocketParams,
         querystring: PusherSocketQuery,
         response: errorResponses(400, 422, 429),
