@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { buildCommonConfig, commonEnvShape, ConfigError, env, parseEnv, type CommonConfig } from '@repo/config';
 import { z } from 'zod';
@@ -44,10 +45,11 @@ const schema = z.object({
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
   // Real-time over the Pusher channels protocol (DESIGN.md §8): the app's credentials, as a Pusher
-  // client and the auth endpoint know them. The defaults serve development only (refused in production).
+  // client and the auth endpoint know them. Without a secret, one is derived from the JWT secret
+  // (each instance derives the same), so no well-known value ever signs subscriptions.
   PUSHER_APP_ID: z.string().trim().min(1).default('marketplace'),
   PUSHER_APP_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only').default('marketplace-key'),
-  PUSHER_APP_SECRET: z.string().min(16, 'must be at least 16 characters').default('marketplace-development-secret'),
+  PUSHER_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Seconds of silence after which a client pings (sent to it on connection); a silent client is dropped later.
   PUSHER_ACTIVITY_TIMEOUT: z.coerce.number().int().min(1).max(600).default(120),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
@@ -103,10 +105,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // codes would reach nobody (and must never be read from a log instead).
     throw new ConfigError('Invalid configuration:\n  SMTP_URL: required in production (NODE_ENV=production): e-mails carry sign-in links and codes');
   }
-  if (parsed.NODE_ENV === 'production' && parsed.PUSHER_APP_SECRET === 'marketplace-development-secret') {
-    // Anyone knowing the default could sign a subscription to any user's channel.
-    throw new ConfigError('Invalid configuration:\n  PUSHER_APP_SECRET: required in production (NODE_ENV=production): it signs channel subscriptions');
-  }
   if (Boolean(parsed.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(parsed.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('Invalid configuration:\n  BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
   }
@@ -151,7 +149,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     pusher: {
       appId: parsed.PUSHER_APP_ID,
       key: parsed.PUSHER_APP_KEY,
-      secret: parsed.PUSHER_APP_SECRET,
+      secret: parsed.PUSHER_APP_SECRET ?? createHmac('sha256', common.auth.jwtSecret).update('pusher-app-secret').digest('hex'),
       activityTimeoutSeconds: parsed.PUSHER_ACTIVITY_TIMEOUT,
     },
   });

@@ -18,7 +18,7 @@ type Pusher = InstanceType<typeof Pusher>;
 // The real-time protocol as a mobile or web app speaks it: the real pusher-js client over a real
 // socket, its channel authorisation through POST /broadcasting/auth.
 const KEY = 'marketplace-key';
-const SECRET = 'marketplace-development-secret';
+let SECRET: string;
 
 let t: TestApp;
 let port: number;
@@ -30,6 +30,7 @@ const sockets: WebSocket[] = [];
 beforeAll(async () => {
   // Deliveries only when a test drains the outbox; a short activity timeout for the ping test.
   t = await buildTestApp({ OUTBOX_INTERVAL_MS: '0' });
+  SECRET = t.config.pusher.secret;
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as { port: number }).port;
   alice = await createClient(t);
