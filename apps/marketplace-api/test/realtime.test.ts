@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
-import { systemActor } from '../src/lib/context.js';
+import { socketIdOf, systemActor } from '../src/lib/context.js';
 import { createOutbox, type DomainEventInput } from '../src/modules/outbox/outbox.js';
 import { authFor } from '../src/modules/realtime/pusher.protocol.js';
 import { lifecycleFixtures } from './admin-lifecycle-fixtures.js';
@@ -223,6 +223,28 @@ describe('the Pusher protocol with pusher-js', () => {
     expect(movesSeen[1]![0]).toMatchObject({ id: appointment.id, client_id: alice.user.id, status: appointment.status });
   });
 
+  it("publishes messages, read receipts and typing on the conversation's channel under the events of DESIGN.md §8", async () => {
+    await t.database.db.execute(sql`create table if not exists conversations (id integer primary key, client_id integer, prestataire_id integer)`);
+    await t.database.db.execute(sql`insert into conversations (id, client_id, prestataire_id) values (4343, ${alice.user.id}, ${bob.user.id})`);
+    const channel = await subscribe(await connect(bob.token), 'private-conversation.4343');
+    const messages = collect(channel, 'message.created');
+    const reads = collect(channel, 'messages.read');
+    const typing = collect(channel, 'typing');
+    const message = { id: 9, conversation_id: 4343, sender_id: alice.user.id, body: 'Bonjour', created_at: new Date().toISOString() };
+    await publish(t.app, t.database.db, { type: 'message.created', subject: { type: 'message', id: 9 }, payload: { ...message, socket_id: '1.1' } });
+    const read = { conversation_id: 4343, reader_id: bob.user.id, read_at: new Date().toISOString(), last_read_message_id: 9 };
+    await publish(t.app, t.database.db, { type: 'conversation.read', subject: { type: 'conversation', id: 4343 }, payload: read });
+    await publish(t.app, t.database.db, {
+      type: 'conversation.typing',
+      subject: { type: 'conversation', id: 4343 },
+      payload: { conversation_id: 4343, user_id: alice.user.id },
+    });
+    for (const seen of [messages, reads, typing]) await waitFor(() => (seen.length ? seen : undefined));
+    expect(messages).toEqual([message]);
+    expect(reads).toEqual([read]);
+    expect(typing).toEqual([{ conversation_id: 4343, user_id: alice.user.id }]);
+  });
+
   it('leaves out the connection whose X-Socket-ID the event carries, and only that one', async () => {
     const sender = await connect(alice.token);
     const other = await connect(alice.token);
@@ -326,6 +348,29 @@ describe('the Pusher protocol frame by frame', () => {
   it('answers a plain GET of the socket route with 400', async () => {
     const res = await t.app.inject({ method: 'GET', url: `/app/${KEY}?protocol=7` });
     expectError(res, 400, 'bad_request');
+  });
+});
+
+describe('activity and X-Socket-ID', () => {
+  it('pings a silent connection after the activity timeout, and drops it with 4201 when no pong comes', async () => {
+    const quick = await buildTestApp({ OUTBOX_INTERVAL_MS: '0', PUSHER_ACTIVITY_TIMEOUT: '1' });
+    try {
+      await quick.app.listen({ port: 0, host: '127.0.0.1' });
+      const s = await rawSocket(`/app/${KEY}?protocol=7`, (quick.app.server.address() as { port: number }).port);
+      expect(JSON.parse(s.frames[0]!.data as string)).toMatchObject({ activity_timeout: 1 });
+      await waitFor(() => s.frames.find((f) => f.event === 'pusher:ping'), 5000);
+      expect((await s.closed).code).toBe(4201);
+    } finally {
+      await quick.close();
+    }
+  }, 60_000);
+
+  it("reads a request's X-Socket-ID when it is a socket id, and ignores anything else", () => {
+    const request = (value?: string) => ({ headers: value === undefined ? {} : { 'x-socket-id': value } }) as Parameters<typeof socketIdOf>[0];
+    expect(socketIdOf(request('123.456'))).toBe('123.456');
+    expect(socketIdOf(request('123'))).toBeUndefined();
+    expect(socketIdOf(request('1.2; drop'))).toBeUndefined();
+    expect(socketIdOf(request())).toBeUndefined();
   });
 });
 

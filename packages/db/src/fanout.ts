@@ -217,7 +217,16 @@ export function createFanout(database: Pick<DatabaseHandle<Record<string, unknow
       clearInterval(interestTimer);
       const stop = stopListening;
       stopListening = undefined;
-      await stop?.().catch(() => undefined);
+      // The app may have closed the database first; stopping then must not hold the shutdown.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        stop?.().catch(() => undefined),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, 1000);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
       local.clear();
     },
   };
