@@ -5,6 +5,7 @@ import { createServer, registerFoundation, type ServerOptions } from '@repo/http
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
+import { registerLogStatistics } from './jobs/log-statistics.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
 import { accountSessions } from './modules/auth/auth.repository.js';
@@ -113,5 +114,6 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
   registerRetention(app, { config, db: database.customPlanDb });
   registerMaintenance(app, { config, db: database.customPlanDb });
+  registerLogStatistics(app, { db: database.customPlanDb, events });
   return app;
 }

@@ -7,7 +7,9 @@ import type { Config } from './config.js';
 import { extensions, migrationsFolder, schema, type Schema } from './db/index.js';
 import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
+import type { PaymentProcessor } from './integrations/payments/index.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
+import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
@@ -22,6 +24,8 @@ export interface AppOverrides {
   database?: DatabaseHandle<Schema>;
   logger?: ServerOptions['logger'];
   throttle?: LoginThrottle;
+  /** The payment processor; from the configuration otherwise (Stripe or the built-in one). */
+  paymentProcessor?: PaymentProcessor;
 }
 
 declare module 'fastify' {
@@ -80,9 +84,11 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'client', description: "A client's own workspace" },
         { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
         { name: 'service-requests', description: 'Service requests: asking for a service on a vehicle, its photos' },
+        { name: 'payments', description: 'Paying appointments, the processor webhook, invoices' },
         { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
         { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
+        { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
         { name: 'media', description: 'Public photos' },
         { name: 'realtime', description: 'Real-time: the Pusher-protocol WebSocket and its channel authorisation' },
         { name: 'health', description: 'Health' },
@@ -109,7 +115,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers } = await registerModules(app, {
+  const { outboxConsumers, lifecycleTimers } = await registerModules(app, {
     config,
     database,
     db,
@@ -118,8 +124,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     mailer,
     storage,
     throttle: overrides.throttle ?? createLoginThrottle(),
+    paymentProcessor: overrides.paymentProcessor,
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
+  registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);

@@ -52,6 +52,21 @@ const schema = z.object({
   PUSHER_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Seconds of silence after which a client pings (sent to it on connection); a silent client is dropped later.
   PUSHER_ACTIVITY_TIMEOUT: z.coerce.number().int().min(1).max(600).default(120),
+  // How often the lifecycle timers (request and offer expiry, auto-completion) run; 0: never (a cron
+  // runs `node dist/cli/timers.js` instead). Unset means 60, except under NODE_ENV=test where tests run them.
+  LIFECYCLE_TIMERS_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
+  // Payments: Stripe when STRIPE_SECRET_KEY is set (STRIPE_WEBHOOK_SECRET then required), the
+  // built-in processor otherwise. The API host/port/protocol point the SDK elsewhere (tests).
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_API_HOST: z.string().min(1).optional(),
+  STRIPE_API_PORT: env.port(443),
+  STRIPE_API_PROTOCOL: z.enum(['http', 'https']).default('https'),
+  // Where the processor's onboarding form sends the prestataire back (default: the front end's pages).
+  PSP_RETURN_URL: httpUrl.optional(),
+  PSP_REFRESH_URL: httpUrl.optional(),
+  // The VAT rate included in the prices, in percent, printed on invoices.
+  INVOICE_VAT_PERCENT: z.coerce.number().min(0).max(100).default(20),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -94,6 +109,16 @@ export interface Config extends CommonConfig {
   outboxIntervalMs: number;
   /** The Pusher-protocol endpoint `/app/{key}` and `POST /broadcasting/auth` (DESIGN.md §8). */
   pusher: { appId: string; key: string; secret: string; activityTimeoutSeconds: number };
+  /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
+  lifecycleTimersIntervalSeconds: number;
+  /** The payment processor: Stripe's API when `stripe` is set, the built-in processor otherwise. */
+  payments: {
+    stripe?: { secretKey: string; host?: string; port?: number; protocol?: 'http' | 'https' };
+    webhookSecret?: string;
+    returnUrl: string;
+    refreshUrl: string;
+    vatPercent: number;
+  };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -108,6 +133,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (Boolean(parsed.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(parsed.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('Invalid configuration:\n  BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
   }
+  if (parsed.STRIPE_SECRET_KEY && !parsed.STRIPE_WEBHOOK_SECRET) {
+    // Without it no webhook could be verified, and the webhook is the source of truth of payments.
+    throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY');
+  }
+  const appUrl = parsed.APP_URL.replace(/\/+$/, '');
   // With an in-memory database there is no data directory; files then go to a per-process
   // directory under the system's temporary folder unless STORAGE_DIR says otherwise.
   const dataDir = common.database.dataDir;
@@ -151,6 +181,19 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       key: parsed.PUSHER_APP_KEY,
       secret: parsed.PUSHER_APP_SECRET ?? createHmac('sha256', common.auth.jwtSecret).update('pusher-app-secret').digest('hex'),
       activityTimeoutSeconds: parsed.PUSHER_ACTIVITY_TIMEOUT,
+    },
+    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
+    payments: {
+      stripe: parsed.STRIPE_SECRET_KEY
+        ? {
+            secretKey: parsed.STRIPE_SECRET_KEY,
+            ...(parsed.STRIPE_API_HOST ? { host: parsed.STRIPE_API_HOST, port: parsed.STRIPE_API_PORT, protocol: parsed.STRIPE_API_PROTOCOL } : {}),
+          }
+        : undefined,
+      webhookSecret: parsed.STRIPE_WEBHOOK_SECRET,
+      returnUrl: parsed.PSP_RETURN_URL ?? `${appUrl}/prestataire/payments/return`,
+      refreshUrl: parsed.PSP_REFRESH_URL ?? `${appUrl}/prestataire/payments/refresh`,
+      vatPercent: parsed.INVOICE_VAT_PERCENT,
     },
   });
 }

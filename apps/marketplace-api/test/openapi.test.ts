@@ -92,6 +92,17 @@ DELETE /admin/admins/{user}
 GET /admin/activity-log
 GET /admin/ai/stats
 DELETE /admin/ai/cache/{feature}/{cacheKey}
+GET /appointments
+GET /appointments/{appointment}
+PUT /appointments/{appointment}/reschedule
+POST /appointments/{appointment}/cancel
+POST /appointments/{appointment}/start
+POST /appointments/{appointment}/end
+POST /appointments/{appointment}/complete
+POST /appointments/{appointment}/request-price-adjustment
+POST /appointments/{appointment}/accept-price-adjustment
+POST /appointments/{appointment}/reject-price-adjustment
+POST /admin/appointments/{appointment}/cancel
 `
   .trim()
   .split('\n')
@@ -116,6 +127,7 @@ forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPa
 listCategories listServices getService listCities searchPrestataires lookupVehicle
 getPrestataireAvailability getPrestataireUpcomingSlots
 openRealtimeSocket
+paymentWebhook
 `
   .trim()
   .split(/\s+/);

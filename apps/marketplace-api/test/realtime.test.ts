@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildApp } from '../src/app.js';
 import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
+import { payments } from '../src/db/schema/index.js';
 import { socketIdOf, systemActor } from '../src/lib/context.js';
 import { createOutbox, type DomainEventInput } from '../src/modules/outbox/outbox.js';
 import { authFor } from '../src/modules/realtime/pusher.protocol.js';
@@ -193,7 +194,7 @@ describe('the Pusher protocol with pusher-js', () => {
     expect(seen).toEqual([notification]);
   });
 
-  it('sends offers and appointments as the resource after the change to both parties', async () => {
+  it('sends offers, appointments and payments as the resource after the change to both parties', async () => {
     const prestataire = await createPrestataire(t, { status: 'validated' });
     const f = lifecycleFixtures(t);
     const service = await f.service((await f.category()).id);
@@ -208,17 +209,24 @@ describe('the Pusher protocol with pusher-js', () => {
       serviceId: service.id,
       startsAt: new Date(Date.now() + 72 * 3_600_000),
     });
+    const [payment] = await t.database.db
+      .insert(payments)
+      .values({ appointmentId: appointment.id, clientId: alice.user.id, prestataireId: prestataire.user.id, amountCents: 12_000, processor: 'builtin', intentId: `pi_${appointment.id}`, clientSecret: 'secret', status: 'succeeded' })
+      .returning();
     const clientSide = await subscribe(await connect(alice.token), `private-user.${alice.user.id}`);
     const proSide = await subscribe(await connect(prestataire.token), `private-user.${prestataire.user.id}`);
     const offersSeen = [collect(clientSide, 'offer.created'), collect(proSide, 'offer.created')];
     const movesSeen = [collect(clientSide, 'appointment.updated'), collect(proSide, 'appointment.updated')];
+    const paymentsSeen = [collect(clientSide, 'payment.updated'), collect(proSide, 'payment.updated')];
     await publish(t.app, t.database.db, { type: 'offer.created', subject: { type: 'offer', id: offer.id }, payload: { client_id: alice.user.id } });
     await publish(t.app, t.database.db, {
       type: 'appointment.started',
       subject: { type: 'appointment', id: appointment.id },
       payload: { from: 'scheduled', to: 'in_progress' },
     });
-    for (const seen of [...offersSeen, ...movesSeen]) await waitFor(() => (seen.length ? seen : undefined));
+    await publish(t.app, t.database.db, { type: 'payment.succeeded', subject: { type: 'payment', id: payment!.id }, payload: { from: 'processing', to: 'succeeded' } });
+    for (const seen of [...offersSeen, ...movesSeen, ...paymentsSeen]) await waitFor(() => (seen.length ? seen : undefined));
+    expect(paymentsSeen[0]![0]).toMatchObject({ id: payment!.id, amount_cents: 12_000, status: 'succeeded' });
     expect(offersSeen[0]![0]).toMatchObject({ id: offer.id, service_request_id: request.id, prestataire_id: prestataire.user.id, amount_cents: 12_000 });
     expect(movesSeen[1]![0]).toMatchObject({ id: appointment.id, client_id: alice.user.id, status: appointment.status });
   });

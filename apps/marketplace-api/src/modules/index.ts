@@ -27,6 +27,8 @@ import { createAdminUsersService } from './admin-users/admin-users.service.js';
 import { adminsRoutes } from './admins/admins.routes.js';
 import { createAdminsService } from './admins/admins.service.js';
 import { aiRoutes } from './ai/ai.routes.js';
+import { appointmentsRoutes } from './appointments/appointments.routes.js';
+import { createAppointmentsService } from './appointments/appointments.service.js';
 import { createAiService } from './ai/ai.service.js';
 import { createSuggestionsService } from './ai/suggestions.service.js';
 import { availabilityRoutes } from './availability/availability.routes.js';
@@ -46,6 +48,7 @@ import { createEmailVerificationService } from './email-verification/email-verif
 import { kycRoutes } from './kyc/kyc.routes.js';
 import { createKycService } from './kyc/kyc.service.js';
 import { laborRoutes } from './labor/labor.routes.js';
+import { createLifecycleTimersService } from './lifecycle-timers/lifecycle-timers.service.js';
 import { createLaborService } from './labor/labor.service.js';
 import { mediaRoutes } from './media/media.routes.js';
 import { galleryRoutes } from './gallery/gallery.routes.js';
@@ -76,6 +79,10 @@ import { createRealtimeHub } from './realtime/realtime.hub.js';
 import { isConversationParty } from './realtime/realtime.repository.js';
 import { broadcastingAuthRoutes, pusherSocketRoutes } from './realtime/realtime.routes.js';
 import { createRealtimeService } from './realtime/realtime.service.js';
+import { createPaymentProcessor, type PaymentProcessor } from '../integrations/payments/index.js';
+import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
+import { paymentsRoutes } from './payments/payments.routes.js';
+import { createPaymentsService } from './payments/payments.service.js';
 import { settingsRoutes } from './settings/settings.routes.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
@@ -97,6 +104,8 @@ export interface ModuleDeps {
   mailer: Mailer;
   storage: Storage;
   throttle: LoginThrottle;
+  /** The payment processor (tests pass the built-in one they drive); built from the config otherwise. */
+  paymentProcessor?: PaymentProcessor;
 }
 
 /** Wires services to their dependencies and mounts every module under `/api/v1`. */
@@ -127,6 +136,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   });
   outboxConsumers.push(createRealtimeConsumer({ hub: realtimeHub }));
   await app.register(pusherSocketRoutes({ hub: realtimeHub }));
+  // Stripe when configured, the built-in processor otherwise; a test may hand its own.
+  const paymentProcessor = deps.paymentProcessor ?? createPaymentProcessor(deps.config);
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
@@ -164,6 +175,9 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     cacheTtlHours: aiConfig.cacheTtlHours,
     log: app.log,
   });
+  // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
+  const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
+  const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
   await app.register(
     async (api) => {
       await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
@@ -254,8 +268,30 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
           }),
         }),
       );
+      // Appointments
+      await api.register(appointmentsRoutes({ appointments }));
+      // Payments: paying an appointment, the processor's webhook, transfers on completion, refunds,
+      // the prestataire's connected account and payouts, invoices. `payments.holdTransfer` /
+      // `releaseTransfer` are for the conversations' disputes.
+      {
+        const { payments: paymentsConfig } = deps.config;
+        const payments = createPaymentsService({
+          db,
+          recorder,
+          outbox,
+          processor: paymentProcessor,
+          config: {
+            returnUrl: paymentsConfig.returnUrl,
+            refreshUrl: paymentsConfig.refreshUrl,
+            vatPercent: paymentsConfig.vatPercent,
+            timeZone: deps.config.platformTimeZone,
+          },
+        });
+        outboxConsumers.push(paymentsOutboxConsumer({ payments }));
+        await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
+      }
     },
     { prefix: '/api/v1' },
   );
-  return { outboxConsumers };
+  return { outboxConsumers, lifecycleTimers };
 }

@@ -1,4 +1,4 @@
-import { queryRows, timestamptz } from '@repo/db';
+import { queryRows, timestamptz, withTransaction } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import type { RollupGrain } from '../../db/schema/index.js';
@@ -53,4 +53,39 @@ export async function mergeFreshRollups(db: DbTx, rollup: RollupTable, closedBef
         select (select count(*) from moved)::int - (select count(*) from merged)::int as n`,
   );
   return Number(row?.n ?? 0);
+}
+
+/**
+ * Daily partitions of logs written to since their statistics were last gathered by more than
+ * `growth` of the rows they had then (and at least `minRows`), most changed first. Read from the
+ * server's activity statistics, which the writing connections report about once a second.
+ */
+export async function staleLogPartitions(db: DbTx, minRows: number, growth: number, limit: number): Promise<string[]> {
+  // This connection's own pending counts first (with PGlite, the one connection is also the writer's).
+  await db.execute(sql`do $$ begin perform pg_stat_force_next_flush(); exception when undefined_function then null; end $$`);
+  const rows = await queryRows<{ name: string }>(
+    db,
+    sql`select s.relname as name
+          from pg_stat_user_tables s
+          join pg_inherits i on i.inhrelid = s.relid
+         where i.inhparent = 'logs'::regclass
+           and s.n_mod_since_analyze >= greatest(${minRows}::bigint, ${growth}::float8 * greatest(s.n_live_tup - s.n_mod_since_analyze, 0))
+         order by s.n_mod_since_analyze desc
+         limit ${limit}`,
+  );
+  return rows.map((r) => r.name);
+}
+
+/**
+ * Gathers the planner's statistics of these partitions, unless another instance is doing it now
+ * (an advisory lock held for the transaction); answers the partitions analysed.
+ */
+export async function analyzePartitions(db: DbTx, names: string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  return withTransaction(db, async (tx) => {
+    const [lock] = await queryRows<{ ok: boolean }>(tx, sql`select pg_try_advisory_xact_lock(hashtext('logs_statistics')) as ok`);
+    if (!lock?.ok) return [];
+    for (const name of names) await tx.execute(sql`analyze ${sql.identifier(name)}`);
+    return names;
+  });
 }

@@ -13,3 +13,4 @@ export * from './schedule.js';
 export * from './lifecycle.js';
 export * from './outbox.js';
 export * from './realtime.js';
+export * from './payments.js';

@@ -9,6 +9,7 @@ import {
   services,
   type Service,
 } from '../../db/schema/index.js';
+import { pageOfServices } from '../catalogue/catalogue.repository.js';
 import { foldedContains } from '../catalogue/text-search.js';
 
 export { findCategory } from '../catalogue/catalogue.repository.js';
@@ -33,18 +34,7 @@ export async function listServices(
           foldedContains(sql`coalesce(${services.description}, '')`, filters.q),
         ),
   );
-  const [rows, [total]] = await Promise.all([
-    db
-      .select({ service: services, category: categorySummary })
-      .from(services)
-      .innerJoin(serviceCategories, eq(serviceCategories.id, services.categoryId))
-      .where(where)
-      .orderBy(asc(serviceCategories.position), asc(serviceCategories.id), asc(services.position), asc(services.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ n: count() }).from(services).where(where),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOfServices(db, where, limit, offset);
 }
 
 /** A service, active or not, with its category. */

@@ -1,7 +1,7 @@
 import { envelope, id, iso, paginatedEnvelope, paginationQuery, storableText, timestamp, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
 import type { Service, ServiceCategory } from '../../db/schema/index.js';
-import { CategoryResponse, CategorySummary, presentCategory, presentCategorySummary } from '../catalogue/catalogue.schemas.js';
+import { CategoryResponse, CategorySummary, presentCategory, presentService } from '../catalogue/catalogue.schemas.js';
 
 const text = (min: number, max: number) =>
   z
@@ -91,20 +91,7 @@ export const AdminServiceListEnvelope = paginatedEnvelope(AdminServiceResponse);
 export const DeleteServiceEnvelope = z.object({ data: AdminServiceResponse.nullable(), message: z.string() });
 
 export function presentAdminService(s: Service, category: Pick<ServiceCategory, 'id' | 'slug' | 'name'>): AdminServiceResponse {
-  return {
-    id: s.id,
-    slug: s.slug,
-    name: s.name,
-    description: s.description,
-    duration_minutes: s.durationMinutes,
-    price_cents: s.priceCents,
-    currency: s.currency,
-    position: s.position,
-    active: s.active,
-    category: presentCategorySummary(category),
-    created_at: iso(s.createdAt),
-    updated_at: iso(s.updatedAt),
-  };
+  return { ...presentService(s, category), active: s.active, created_at: iso(s.createdAt), updated_at: iso(s.updatedAt) };
 }
 
 export function presentAdminCategory(c: ServiceCategory, servicesCount: number, activeServicesCount: number): z.infer<typeof AdminCategoryResponse> {

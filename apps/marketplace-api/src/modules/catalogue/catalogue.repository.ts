@@ -31,18 +31,7 @@ export async function listServices(
       ? undefined
       : or(foldedContains(services.name, filters.q), foldedContains(sql`coalesce(${services.description}, '')`, filters.q)),
   );
-  const [rows, [total]] = await Promise.all([
-    db
-      .select({ service: services, category: { id: serviceCategories.id, slug: serviceCategories.slug, name: serviceCategories.name } })
-      .from(services)
-      .innerJoin(serviceCategories, eq(serviceCategories.id, services.categoryId))
-      .where(where)
-      .orderBy(asc(serviceCategories.position), asc(serviceCategories.id), asc(services.position), asc(services.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ n: count() }).from(services).where(where),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageOfServices(db, where, limit, offset);
 }
 
 /** An active service with its category; an inactive one is not found. */
@@ -92,4 +81,20 @@ export async function listCities(db: DbTx, filters: { q?: string; postalCode?: s
 export async function findCity(db: DbTx, cityId: number) {
   const [row] = await db.select().from(cities).where(eq(cities.id, cityId)).limit(1);
   return row;
+}
+
+/** A page of services matching `where`, each with its category, in catalogue order, and how many match. */
+export async function pageOfServices(db: DbTx, where: SQL | undefined, limit: number, offset: number) {
+  const [rows, [total]] = await Promise.all([
+    db
+      .select({ service: services, category: { id: serviceCategories.id, slug: serviceCategories.slug, name: serviceCategories.name } })
+      .from(services)
+      .innerJoin(serviceCategories, eq(serviceCategories.id, services.categoryId))
+      .where(where)
+      .orderBy(asc(serviceCategories.position), asc(serviceCategories.id), asc(services.position), asc(services.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ n: count() }).from(services).where(where),
+  ]);
+  return { rows, total: total?.n ?? 0 };
 }

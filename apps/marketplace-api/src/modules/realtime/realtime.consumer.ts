@@ -2,10 +2,11 @@ import type { DbTx } from '../../db/index.js';
 import type { DomainEvent } from '../../db/schema/index.js';
 import { presentOffer } from '../offers/offers.schemas.js';
 import type { OutboxConsumer } from '../outbox/outbox.js';
+import { presentPayment } from '../payments/payments.schemas.js';
 import { presentAppointment } from '../service-requests/service-requests.schemas.js';
 import { isSocketId } from './pusher.protocol.js';
 import type { RealtimeHub } from './realtime.hub.js';
-import { findAppointment, findOfferRow, findOfferWithRequest } from './realtime.repository.js';
+import { findAppointment, findOfferRow, findOfferWithRequest, findPayment } from './realtime.repository.js';
 
 /** One Pusher event on one channel. */
 export interface ChannelEvent {
@@ -68,10 +69,11 @@ export async function channelEventsOf(db: DbTx, event: DomainEvent): Promise<Cha
     const resource = presentAppointment(appointment);
     return [appointment.clientId, appointment.prestataireId].map((id) => ({ channel: userChannel(id), event: 'appointment.updated', payload: resource }));
   }
-  if (kind === 'payment') {
-    // The payments module publishes the payment resource with the two parties' ids.
-    const resource = withoutSocketId(payload);
-    return [payload.client_id, payload.prestataire_id].filter(isId).map((id) => ({ channel: userChannel(id), event: 'payment.updated', payload: resource }));
+  if (kind === 'payment' && event.subjectType === 'payment') {
+    const payment = await findPayment(db, event.subjectId);
+    if (!payment) return [];
+    const resource = presentPayment(payment);
+    return [payment.clientId, payment.prestataireId].map((id) => ({ channel: userChannel(id), event: 'payment.updated', payload: resource }));
   }
   return [];
 }

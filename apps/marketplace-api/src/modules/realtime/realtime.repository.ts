@@ -4,6 +4,7 @@ import type { DbTx } from '../../db/index.js';
 import { appointments, type Appointment } from '../../db/schema/index.js';
 
 export { findOfferRow, findOfferWithRequest } from '../offers/offers.repository.js';
+export { findPayment } from '../payments/payments.repository.js';
 
 export async function findAppointment(db: DbTx, id: number): Promise<Appointment | undefined> {
   const [row] = await db.select().from(appointments).where(eq(appointments.id, id)).limit(1);
