@@ -1,6 +1,6 @@
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
-import { createDatabase, type DatabaseHandle } from '@repo/db';
+import { createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
@@ -57,7 +57,14 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   const access = createProjectAccess({ db: database.db });
   const ingestKeys = createIngestKeysService({ db: database.db, access });
-  const events = createLogEvents((error) => app.log.error({ err: error }, 'log listener failed'));
+  // A live tail on one instance hears the logs stored through any other (LISTEN/NOTIFY).
+  const tailFanout = createFanout(database, {
+    channel: 'log_tail',
+    onError: (error) => app.log.warn({ err: error }, 'live tail fan-out: logs not delivered'),
+  });
+  app.addHook('onReady', () => tailFanout.start());
+  app.addHook('onClose', () => tailFanout.close());
+  const events = createLogEvents((error) => app.log.error({ err: error }, 'log listener failed'), tailFanout);
   const webhookGuard = createWebhookGuard({ allowPrivateNetworks: config.alerts.allowPrivateNetworks, resolve: overrides.resolveHost });
 
   await registerFoundation(app, {

@@ -1,5 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { Agent } from 'node:https';
+import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
@@ -94,6 +95,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
         { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
         { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
         { name: 'media', description: 'Public photos' },
+        { name: 'realtime', description: 'Real-time: the Pusher-protocol WebSocket and its channel authorisation' },
         { name: 'health', description: 'Health' },
       ],
     },
@@ -112,6 +114,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     }
   });
 
+  // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Pusher
+  // limits what a client sends to 10 KB a message.
+  await app.register(websocket, { options: { maxPayload: 10 * 1024 } });
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import { buildCommonConfig, commonEnvShape, ConfigError, env, parseEnv, type CommonConfig } from '@repo/config';
 import { z } from 'zod';
@@ -43,6 +44,14 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // Real-time over the Pusher channels protocol (DESIGN.md §8): the app's credentials, as a Pusher
+  // client and the auth endpoint know them. Without a secret, one is derived from the JWT secret
+  // (each instance derives the same), so no well-known value ever signs subscriptions.
+  PUSHER_APP_ID: z.string().trim().min(1).default('marketplace'),
+  PUSHER_APP_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, - and _ only').default('marketplace-key'),
+  PUSHER_APP_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Seconds of silence after which a client pings (sent to it on connection); a silent client is dropped later.
+  PUSHER_ACTIVITY_TIMEOUT: z.coerce.number().int().min(1).max(600).default(120),
   // How often the lifecycle timers (request and offer expiry, auto-completion) run; 0: never (a cron
   // runs `node dist/cli/timers.js` instead). Unset means 60, except under NODE_ENV=test where tests run them.
   LIFECYCLE_TIMERS_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
@@ -102,6 +111,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** The Pusher-protocol endpoint `/app/{key}` and `POST /broadcasting/auth` (DESIGN.md §8). */
+  pusher: { appId: string; key: string; secret: string; activityTimeoutSeconds: number };
   /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
   lifecycleTimersIntervalSeconds: number;
   /** The payment processor: Stripe's API when `stripe` is set, the built-in processor otherwise. */
@@ -175,6 +186,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    pusher: {
+      appId: parsed.PUSHER_APP_ID,
+      key: parsed.PUSHER_APP_KEY,
+      secret: parsed.PUSHER_APP_SECRET ?? createHmac('sha256', common.auth.jwtSecret).update('pusher-app-secret').digest('hex'),
+      activityTimeoutSeconds: parsed.PUSHER_ACTIVITY_TIMEOUT,
+    },
     lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
     payments: {
       stripe: parsed.STRIPE_SECRET_KEY

@@ -114,6 +114,8 @@ const KNOWN_WARNINGS = [
   'info-license #/info',
   // Health answers 200 or 503, never a 4xx.
   'operation-4xx-response #/paths/~1api~1v1~1health/get/responses',
+  // The real-time socket answers 101 Switching Protocols; only its failures are plain HTTP answers.
+  'operation-2xx-response #/paths/~1app~1{key}/get/responses',
 ];
 
 /** The operations anyone may call: sign-up and sign-in, their e-mail flows, the catalogue, public search and media. */
@@ -124,6 +126,7 @@ verifyEmail confirmEmail revertEmailChange resendVerificationEmail sendEmailVeri
 forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp
 listCategories listServices getService listCities searchPrestataires lookupVehicle
 getPrestataireAvailability getPrestataireUpcomingSlots
+openRealtimeSocket
 paymentWebhook
 `
   .trim()
@@ -132,8 +135,8 @@ paymentWebhook
 /** Operations anyone may call, that answer more to a signed-in caller (whether a prestataire is a favourite). */
 const OPTIONAL_AUTH_OPERATIONS = ['getPrestataire'];
 
-/** Path parameters that are not ids: repair-data codes, an AI cache entry, a media file's path. */
-const TEXT_PATH_PARAMETERS = ['vehicleId', 'taskCode', 'systemCode', 'feature', 'cacheKey', 'path'];
+/** Path parameters that are not ids: repair-data codes, an AI cache entry, a media file's path, the Pusher app key. */
+const TEXT_PATH_PARAMETERS = ['vehicleId', 'taskCode', 'systemCode', 'feature', 'cacheKey', 'path', 'key'];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const clientDir = path.join(here, 'client');

@@ -96,6 +96,7 @@ defineRouteSuite({
     'searchPrestataires',
     'getPrestataire',
     'lookupVehicle',
+    'openRealtimeSocket',
   ],
   // The back office: tagged `admin`, under /admin.
   privileged: isAdmin,

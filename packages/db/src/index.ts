@@ -60,6 +60,13 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
   driver: 'pglite' | 'postgres';
   migrate(): Promise<void>;
   ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }>;
+  /**
+   * LISTENs on a notification channel; answers the function that stops. postgres.js listens on a
+   * connection of its own and, when that connection drops, reconnects and listens again by itself
+   * (`onListen` runs each time it is listening, so a caller can resynchronise what it missed);
+   * PGlite notifies its one process.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -143,6 +150,10 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
       driver: 'postgres',
       migrate: () => migratePostgres(db as never, { migrationsFolder: options.migrationsFolder }),
       ping: () => ping(db),
+      listen: async (channel, onPayload, onListen) => {
+        const request = await main.client.listen(channel, onPayload, onListen);
+        return () => request.unlisten();
+      },
       close: async () => {
         await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 })]);
       },
@@ -161,6 +172,11 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
     driver: 'pglite',
     migrate: () => migratePglite(db as never, { migrationsFolder: options.migrationsFolder }),
     ping: () => ping(db),
+    listen: async (channel, onPayload, onListen) => {
+      const unlisten = await client.listen(channel, onPayload);
+      onListen?.();
+      return () => unlisten();
+    },
     close: () => client.close(),
   };
 }
@@ -239,4 +255,5 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
+export { createFanout, fanoutPayloads, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

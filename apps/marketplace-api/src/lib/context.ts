@@ -51,3 +51,14 @@ export function anonymousOf(request: FastifyRequest): Anonymous {
 export function callerOf(request: FastifyRequest): Actor | Anonymous {
   return request.actor ? actorOf(request) : anonymousOf(request);
 }
+
+/**
+ * The `X-Socket-ID` of a request: the real-time connection of the client that sent it, which must
+ * not hear the events its own request causes (Laravel's `toOthers`). A service that publishes such
+ * an event puts it as `socket_id` in the event's payload (or in a move's `details`); the real-time
+ * consumer leaves that connection out. Absent or malformed: everyone hears the event.
+ */
+export function socketIdOf(request: FastifyRequest): string | undefined {
+  const value = request.headers['x-socket-id'];
+  return typeof value === 'string' && /^\d{1,12}\.\d{1,12}$/.test(value) ? value : undefined;
+}

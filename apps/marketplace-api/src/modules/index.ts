@@ -1,6 +1,6 @@
 import { createOpenAiCompatibleModel } from '@repo/ai';
 import type { LoginThrottle } from '@repo/auth';
-import type { DatabaseHandle } from '@repo/db';
+import { createFanout, type DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Agent } from 'node:https';
@@ -81,6 +81,11 @@ import { createServiceRequestsService } from './service-requests/service-request
 import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
 import { createOutbox, type OutboxConsumer } from './outbox/outbox.js';
+import { createRealtimeConsumer } from './realtime/realtime.consumer.js';
+import { createRealtimeHub } from './realtime/realtime.hub.js';
+import { isConversationParty } from './realtime/realtime.repository.js';
+import { broadcastingAuthRoutes, pusherSocketRoutes } from './realtime/realtime.routes.js';
+import { createRealtimeService } from './realtime/realtime.service.js';
 import { createPaymentProcessor, type PaymentProcessor } from '../integrations/payments/index.js';
 import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
 import { paymentsRoutes } from './payments/payments.routes.js';
@@ -125,6 +130,21 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const outboxConsumers: OutboxConsumer[] = [];
   // Free time and slots: the public pages read it, and every booking checks its slot with it.
   const availability = createAvailabilityService({ db });
+  // Real-time (DESIGN.md §8): the Pusher-protocol socket at /app/{key}, fed by the outbox through a
+  // fan-out that reaches every instance's subscribers (LISTEN/NOTIFY; within the process on PGlite).
+  const { pusher } = deps.config;
+  const realtimeFanout = createFanout(deps.database, {
+    channel: 'realtime',
+    onError: (error) => app.log.warn({ err: error }, 'real-time fan-out: a message was not delivered'),
+  });
+  const realtimeHub = createRealtimeHub({ fanout: realtimeFanout, options: pusher, log: app.log });
+  app.addHook('onReady', () => realtimeFanout.start());
+  app.addHook('onClose', async () => {
+    realtimeHub.close();
+    await realtimeFanout.close();
+  });
+  outboxConsumers.push(createRealtimeConsumer({ hub: realtimeHub }));
+  await app.register(pusherSocketRoutes({ hub: realtimeHub }));
   // Stripe when configured, the built-in processor otherwise; a test may hand its own.
   const paymentProcessor = deps.paymentProcessor ?? createPaymentProcessor(deps.config);
   const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
@@ -247,6 +267,16 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       await api.register(settingsRoutes({ settings }));
       await api.register(adminLifecycleRoutes({ adminLifecycle: createAdminLifecycleService({ db, clock }) }));
       await api.register(prestataireHomeRoutes({ prestataireHome: createPrestataireHomeService({ db }) }));
+      // Real-time: signatures for the private channels a user may join
+      await api.register(
+        broadcastingAuthRoutes({
+          realtime: createRealtimeService({
+            key: pusher.key,
+            secret: pusher.secret,
+            isParty: (userId, conversationId) => isConversationParty(db, userId, conversationId),
+          }),
+        }),
+      );
       // Appointments
       await api.register(appointmentsRoutes({ appointments }));
       // Payments: paying an appointment, the processor's webhook, transfers on completion, refunds,

@@ -4,3 +4,4 @@ export * from './logs.js';
 export * from './ingest-keys.js';
 export * from './patterns.js';
 export * from './alerts.js';
+export * from './fanout.js';

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { Fanout } from '@repo/db';
 import type { LogLevel } from '../../db/schema/index.js';
 
 /** A log as stored, announced to in-process listeners (live tail, alert evaluation) after commit. */
@@ -18,15 +19,26 @@ export type LogsListener = (projectId: number, logs: readonly IngestedLog[]) => 
 /** What every listener of all projects hears (alert evaluation): the levels a batch brought. */
 export type LevelsListener = (projectId: number, levels: ReadonlySet<LogLevel>) => void;
 
+/** A log as it crosses instances: JSON, its instants as ISO text. */
+type WireLog = Omit<IngestedLog, 'timestamp' | 'receivedAt'> & { timestamp: string; receivedAt: string };
+
+const revive = (logs: readonly WireLog[]): IngestedLog[] =>
+  logs.map((log) => ({ ...log, timestamp: new Date(log.timestamp), receivedAt: new Date(log.receivedAt) }));
+
 /**
- * The in-process announcement of stored logs. Publishing never waits for listeners and a
- * throwing listener never reaches the ingestion request. It fans out within one instance;
- * listeners that need every instance's logs (alerts) read the database instead.
+ * The announcement of stored logs. Publishing never waits for listeners and a throwing listener
+ * never reaches the ingestion request. A project's logs reach its listeners on this instance
+ * directly and, through the fan-out (LISTEN/NOTIFY) when one is given, those of the other instances
+ * that have any, so a live tail sees what any instance stores. Levels stay within the instance:
+ * their listeners (alerts) read the database, which holds every instance's logs.
  */
-export function createLogEvents(onListenerError: (error: unknown) => void = () => {}) {
+export function createLogEvents(onListenerError: (error: unknown) => void = () => {}, fanout?: Fanout) {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   const ALL = 'all';
+  const topic = (projectId: number) => `project.${projectId}`;
+  /** The fan-out subscription of each project this instance has listeners for. */
+  const remote = new Map<number, () => void>();
 
   function wrap<A extends unknown[]>(listener: (...args: A) => void): (...args: A) => void {
     return (...args) => {
@@ -53,6 +65,9 @@ export function createLogEvents(onListenerError: (error: unknown) => void = () =
       if (logs.length === 0) return;
       const channel = `project:${projectId}`;
       if (emitter.listenerCount(channel) > 0) setImmediate(() => emitter.emit(channel, projectId, logs));
+      if (fanout?.hasSubscribers(topic(projectId), { othersOnly: true })) {
+        fanout.publish(topic(projectId), logs, { othersOnly: true }).catch(onListenerError);
+      }
       announceLevels(projectId, new Set(logs.map((log) => log.level)));
     },
     /**
@@ -64,14 +79,28 @@ export function createLogEvents(onListenerError: (error: unknown) => void = () =
     },
     /** Whether the project's logs have listeners of their own, who need them whole (with ids). */
     wantsLogs(projectId: number) {
-      return emitter.listenerCount(`project:${projectId}`) > 0;
+      return emitter.listenerCount(`project:${projectId}`) > 0 || (fanout?.hasSubscribers(topic(projectId)) ?? false);
     },
-    /** Logs of one project; answers the unsubscribe function. */
+    /** Logs of one project, stored by any instance; answers the unsubscribe function. */
     subscribe(projectId: number, listener: LogsListener) {
       const channel = `project:${projectId}`;
       const wrapped = wrap(listener);
       emitter.on(channel, wrapped);
-      return () => void emitter.off(channel, wrapped);
+      if (fanout && !remote.has(projectId)) {
+        // One fan-out subscription per project, however many tails: it also tells the other
+        // instances that this one wants the project's logs.
+        remote.set(
+          projectId,
+          fanout.subscribe(topic(projectId), (logs) => emitter.emit(channel, projectId, revive(logs as WireLog[]))),
+        );
+      }
+      return () => {
+        emitter.off(channel, wrapped);
+        if (emitter.listenerCount(channel) === 0) {
+          remote.get(projectId)?.();
+          remote.delete(projectId);
+        }
+      };
     },
     /** The levels of every project's logs. */
     subscribeAll(listener: LevelsListener) {

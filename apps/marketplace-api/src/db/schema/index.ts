@@ -12,5 +12,6 @@ export * from './ai.js';
 export * from './schedule.js';
 export * from './lifecycle.js';
 export * from './outbox.js';
+export * from './realtime.js';
 export * from './payments.js';
 export * from './conversations.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses } from '@repo/schemas';
-import { actorOf } from '../../lib/context.js';
+import { actorOf, socketIdOf } from '../../lib/context.js';
 import type { ConversationsService } from './conversations.service.js';
 import {
   ConversationListEnvelope,
@@ -107,7 +107,7 @@ export function conversationsRoutes(deps: { conversations: ConversationsService 
         },
       },
       async (request, reply) => {
-        const message = await service.send(actorOf(request), request.params.conversation, request.body);
+        const message = await service.send(actorOf(request), request.params.conversation, request.body, socketIdOf(request));
         return reply.status(201).send({ data: presentMessage(message), message: 'Message sent' });
       },
     );
@@ -127,7 +127,7 @@ export function conversationsRoutes(deps: { conversations: ConversationsService 
         },
       },
       async (request) => {
-        const receipt = await service.markRead(actorOf(request), request.params.conversation, request.body);
+        const receipt = await service.markRead(actorOf(request), request.params.conversation, request.body, socketIdOf(request));
         return { data: receipt, message: 'Messages read' };
       },
     );
@@ -146,7 +146,7 @@ export function conversationsRoutes(deps: { conversations: ConversationsService 
         },
       },
       async (request) => {
-        const data = await service.typing(actorOf(request), request.params.conversation);
+        const data = await service.typing(actorOf(request), request.params.conversation, socketIdOf(request));
         return { data };
       },
     );

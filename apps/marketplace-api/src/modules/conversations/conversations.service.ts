@@ -49,11 +49,18 @@ export function createConversationsService(deps: { db: DbTx; recorder: ActivityR
     return { messages, meta: { next_before: hasMore ? (messages.at(-1)?.id ?? null) : null, has_more: hasMore, limit: query.limit } };
   }
 
-  async function appendMessage(tx: DbTx, actor: Actor, conversationId: number, body: string, recipientId: number) {
+  /** The real-time consumer leaves out the connection that caused an event (Laravel's toOthers). */
+  const toOthers = (socketId?: string) => (socketId ? { socket_id: socketId } : {});
+
+  async function appendMessage(tx: DbTx, actor: Actor, conversationId: number, body: string, recipientId: number, socketId?: string) {
     const message = await repo.insertMessage(tx, { conversationId, senderId: actor.userId, body });
     await outbox.publish(
       actor,
-      { type: 'message.created', subject: subjectOf(conversationId), payload: { ...presentMessage(message), recipient_id: recipientId } },
+      {
+        type: 'message.created',
+        subject: subjectOf(conversationId),
+        payload: { ...presentMessage(message), recipient_id: recipientId, ...toOthers(socketId) },
+      },
       tx,
     );
     return message;
@@ -119,15 +126,16 @@ export function createConversationsService(deps: { db: DbTx; recorder: ActivityR
       return page(db, conversationId, query);
     },
 
-    async send(actor: Actor, conversationId: number, body: MessageBody) {
+    /** `socketId`: the sender's real-time connection (X-Socket-ID), which does not get its own message back. */
+    async send(actor: Actor, conversationId: number, body: MessageBody, socketId?: string) {
       return withTransaction(db, async (tx) => {
         const row = await ownConversation(tx, actor, conversationId);
-        return appendMessage(tx, actor, conversationId, body.body, otherParty(row, actor.userId));
+        return appendMessage(tx, actor, conversationId, body.body, otherParty(row, actor.userId), socketId);
       });
     },
 
     /** Marks the other party's messages read, all of them or up to `last_read_message_id`. */
-    async markRead(actor: Actor, conversationId: number, body: ReadBody) {
+    async markRead(actor: Actor, conversationId: number, body: ReadBody, socketId?: string) {
       return withTransaction(db, async (tx) => {
         await ownConversation(tx, actor, conversationId);
         const upTo = body?.last_read_message_id ?? undefined;
@@ -137,16 +145,16 @@ export function createConversationsService(deps: { db: DbTx; recorder: ActivityR
         const readAt = now();
         const last = await repo.markRead(tx, conversationId, actor.userId, upTo, readAt);
         const receipt = { conversation_id: conversationId, reader_id: actor.userId, read_at: readAt.toISOString(), last_read_message_id: last };
-        await outbox.publish(actor, { type: 'conversation.read', subject: subjectOf(conversationId), payload: receipt }, tx);
+        await outbox.publish(actor, { type: 'conversation.read', subject: subjectOf(conversationId), payload: { ...receipt, ...toOthers(socketId) } }, tx);
         return receipt;
       });
     },
 
-    async typing(actor: Actor, conversationId: number) {
+    async typing(actor: Actor, conversationId: number, socketId?: string) {
       return withTransaction(db, async (tx) => {
         await ownConversation(tx, actor, conversationId);
         const payload = { conversation_id: conversationId, user_id: actor.userId };
-        await outbox.publish(actor, { type: 'conversation.typing', subject: subjectOf(conversationId), payload }, tx);
+        await outbox.publish(actor, { type: 'conversation.typing', subject: subjectOf(conversationId), payload: { ...payload, ...toOthers(socketId) } }, tx);
         return payload;
       });
     },
