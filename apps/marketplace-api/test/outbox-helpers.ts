@@ -8,7 +8,7 @@ import type { TestApp } from './helpers.js';
  * read only once every transaction older than it has ended, and the server's other databases'
  * transactions count too.
  */
-export async function deliverAll(t: TestApp, consumers: string[], timeoutMs = 15_000): Promise<void> {
+export async function deliverAll(t: Pick<TestApp, 'app'> & { database: Pick<TestApp['database'], 'db'> }, consumers: string[], timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await t.app.outboxDispatch.drain();

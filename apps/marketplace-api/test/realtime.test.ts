@@ -103,7 +103,7 @@ const settle = (ms = 150) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function publish(app: FastifyInstance, db: TestApp['database']['db'], event: DomainEventInput) {
   await createOutbox({ db }).publish(systemActor, event);
-  await app.outboxDispatch.drain();
+  await deliverAll({ app, database: { db } }, ['realtime']);
 }
 
 /** A conversation between a client and a prestataire, opened through the API; answers its id. */
