@@ -173,6 +173,8 @@ async function main() {
   const table = printTable(title, rows, ['figure', 'measured', 'target', 'result']);
   const misses = rows.filter((r) => r[3] === 'FAIL').length;
   console.log(`\n${misses === 0 ? 'every target met' : `${misses} figure(s) miss their target`}`);
+  // A partial run (BENCH_ONLY) prints its table and leaves the full run's results as they were.
+  if (ONLY) return;
   writeFileSync(
     resultsFile,
     `# Marketplace bench\n\n${title}\n\n${table}\n\n` +
