@@ -433,6 +433,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('across instances (PostgreSQL)',
     expect(seen[1]!.body).toBe(long);
   });
 
+  it('delivers a message sent through the REST API of one instance to a pusher-js subscriber of the other', async () => {
+    const prestataire = await createPrestataire(t, { status: 'validated' });
+    const conversationId = await openConversation(alice, prestataire);
+    const channel = await subscribe(await connect(prestataire.token, secondPort), `private-conversation.${conversationId}`);
+    const seen = collect(channel, 'message.created') as { body: string; conversation_id: number }[];
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/conversations/${conversationId}/messages`,
+      headers: bearer(alice.token),
+      payload: { body: "J'arrive à 14 h" },
+    });
+    expect(sent.statusCode, sent.body).toBe(201);
+    await deliverAll(t, ['realtime']);
+    await waitFor(() => (seen.length ? seen : undefined));
+    expect(seen).toEqual([expect.objectContaining({ body: "J'arrive à 14 h", conversation_id: conversationId })]);
+  });
+
   it('relays a client event to the subscribers of the other instance', async () => {
     const here = await subscribe(await connect(alice.token), `private-user.${alice.user.id}`);
     const there = await subscribe(await connect(alice.token, secondPort), `private-user.${alice.user.id}`);
