@@ -1,6 +1,6 @@
 import { and, desc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { domainEvents } from '../src/db/schema/index.js';
+import { appointments, domainEvents, payments } from '../src/db/schema/index.js';
 import { lifecycleFixtures, nonAdminTokens } from './admin-lifecycle-fixtures.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectAdminOnly, expectError, type TestApp, type TestUser } from './helpers.js';
 
@@ -262,8 +262,17 @@ describe('disputes', () => {
 
     expectError(await api('POST', `/admin/conversations/${c.id}/resolve-dispute`, admin.token, { note: 'Trop', refund_cents: 20_001 }), 422, 'validation_error');
     expectError(await api('POST', `/admin/conversations/${c.id}/resolve-dispute`, admin.token, { refund_cents: 100 }), 422, 'validation_error');
+    // A refund needs a payment to refund: the dispute stays open until there is one.
+    expectError(await api('POST', `/admin/conversations/${c.id}/resolve-dispute`, admin.token, { note: 'Remboursement', refund_cents: 5_000 }), 422, 'validation_error');
+    await t.database.db.update(appointments).set({ status: 'ended', endedAt: new Date() }).where(eq(appointments.id, appointment.id));
+    expect((await api('POST', `/appointments/${appointment.id}/payment/initiate`, client.token)).statusCode).toBe(201);
+    expect((await api('POST', `/appointments/${appointment.id}/payment/validate`, client.token, { simulate: 'succeeded' })).statusCode).toBe(200);
+
     const resolved = await api('POST', `/admin/conversations/${c.id}/resolve-dispute`, admin.token, { note: 'Remboursement partiel', refund_cents: 5_000 });
     expect(resolved.statusCode).toBe(200);
+    // The refund decided is made through the payments module.
+    const [payment] = await t.database.db.select().from(payments).where(eq(payments.appointmentId, appointment.id));
+    expect(payment).toMatchObject({ status: 'partially_refunded', refundedCents: 5_000 });
     expect(resolved.json().data).toMatchObject({ dispute_status: 'resolved', dispute: { resolution_note: 'Remboursement partiel', refund_cents: 5_000 } });
     expect((await eventsOf('conversation.dispute_resolved', c.id))[0]!.payload).toMatchObject({
       from: 'open',

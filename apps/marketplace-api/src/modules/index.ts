@@ -280,30 +280,28 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       // Appointments
       await api.register(appointmentsRoutes({ appointments }));
       // Payments: paying an appointment, the processor's webhook, transfers on completion, refunds,
-      // the prestataire's connected account and payouts, invoices. `payments.holdTransfer` /
-      // `releaseTransfer` are for the conversations' disputes.
-      {
-        const { payments: paymentsConfig } = deps.config;
-        const payments = createPaymentsService({
-          db,
-          recorder,
-          outbox,
-          processor: paymentProcessor,
-          config: {
-            returnUrl: paymentsConfig.returnUrl,
-            refreshUrl: paymentsConfig.refreshUrl,
-            vatPercent: paymentsConfig.vatPercent,
-            timeZone: deps.config.platformTimeZone,
-          },
-        });
-        outboxConsumers.push(paymentsOutboxConsumer({ payments }));
-        await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
-      }
+      // the prestataire's connected account and payouts, invoices. A conversation's dispute holds
+      // the transfer (through the outbox); its resolution refunds what an administrator decided.
+      const { payments: paymentsConfig } = deps.config;
+      const payments = createPaymentsService({
+        db,
+        recorder,
+        outbox,
+        processor: paymentProcessor,
+        config: {
+          returnUrl: paymentsConfig.returnUrl,
+          refreshUrl: paymentsConfig.refreshUrl,
+          vatPercent: paymentsConfig.vatPercent,
+          timeZone: deps.config.platformTimeZone,
+        },
+      });
+      outboxConsumers.push(paymentsOutboxConsumer({ payments }));
+      await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
       // Conversations, disputes and notifications: the inbox is filled from the outbox's domain
       // events (in the user's language), then each new notification is pushed to the user's browsers
       // when VAPID keys are configured.
       {
-        await api.register(conversationsRoutes({ conversations: createConversationsService({ db, recorder, outbox }) }));
+        await api.register(conversationsRoutes({ conversations: createConversationsService({ db, recorder, outbox, refunds: payments }) }));
         await api.register(notificationsRoutes({ notifications: createNotificationsService({ db }) }));
         outboxConsumers.push(createNotificationsConsumer({ outbox }));
         const { vapid } = deps.config.push;

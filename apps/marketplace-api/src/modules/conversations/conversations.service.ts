@@ -2,7 +2,7 @@ import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor } from '../../lib/context.js';
-import { transition, type TransitionDeps } from '../../lib/transitions.js';
+import { illegalMove, transition, type TransitionDeps } from '../../lib/transitions.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { Outbox } from '../outbox/outbox.js';
 import * as repo from './conversations.repository.js';
@@ -24,7 +24,12 @@ const subjectOf = (id: number) => ({ type: 'conversation', id });
  * (anyone else: 404); every change is published to the outbox, which the notifications and the
  * real-time delivery read, so this module calls no other.
  */
-export function createConversationsService(deps: { db: DbTx; recorder: ActivityRecorder; outbox: Outbox; now?: () => Date }) {
+/** What a dispute's resolution refunds through (the payments module). */
+export interface DisputeRefunds {
+  refundAppointment(actor: Actor, appointmentId: number, amountCents: number, reason: string): Promise<unknown>;
+}
+
+export function createConversationsService(deps: { db: DbTx; recorder: ActivityRecorder; outbox: Outbox; refunds?: DisputeRefunds; now?: () => Date }) {
   const { db, recorder, outbox } = deps;
   const now = deps.now ?? (() => new Date());
   const moveDeps = (actor: Actor): TransitionDeps => ({ recorder, outbox, actor });
@@ -194,18 +199,27 @@ export function createConversationsService(deps: { db: DbTx; recorder: ActivityR
      * `open` → `resolved` with the administrator's note. A refund is recorded as decided and
      * published (`conversation.dispute_resolved`, `refund_cents`) for the payments module to make.
      */
+    /**
+     * Resolves an open dispute; a `refund_cents` decided is refunded through the payments module
+     * first, so a refund the processor refuses leaves the dispute open.
+     */
     async resolveDispute(actor: Actor, conversationId: number, body: ResolveDisputeBody) {
-      return withTransaction(db, async (tx) => {
-        const row = await anyConversation(tx, conversationId);
-        const refund = body.refund_cents ?? null;
-        if (refund !== null && refund > 0) {
-          const appointmentId = row.conversation.appointmentId;
-          const appointment = appointmentId === null ? undefined : await repo.findAppointmentParties(tx, appointmentId);
-          if (!appointment) throw AppError.validation({ refund_cents: ['Only a conversation about an appointment can refund'] });
-          if (refund > appointment.priceCents) {
-            throw AppError.validation({ refund_cents: [`Must be at most the appointment's price (${appointment.priceCents})`] });
-          }
+      const refund = body.refund_cents ?? null;
+      if (refund !== null && refund > 0) {
+        const row = await anyConversation(db, conversationId);
+        if (row.conversation.disputeStatus !== 'open') {
+          throw illegalMove(repo.disputeMachine, 'resolve the dispute of', row.conversation.disputeStatus, ['open']);
         }
+        const appointmentId = row.conversation.appointmentId;
+        const appointment = appointmentId === null ? undefined : await repo.findAppointmentParties(db, appointmentId);
+        if (!appointment || appointmentId === null) throw AppError.validation({ refund_cents: ['Only a conversation about an appointment can refund'] });
+        if (refund > appointment.priceCents) {
+          throw AppError.validation({ refund_cents: [`Must be at most the appointment's price (${appointment.priceCents})`] });
+        }
+        await deps.refunds?.refundAppointment(actor, appointmentId, refund, `Dispute resolved: ${body.note}`.slice(0, 500));
+      }
+      return withTransaction(db, async (tx) => {
+        await anyConversation(tx, conversationId);
         await transition(tx, moveDeps(actor), repo.disputeMachine, conversationId, {
           verb: 'resolve the dispute of',
           from: ['open'],

@@ -599,6 +599,22 @@ export function createPaymentsService(deps: {
       return result;
     },
 
+    /**
+     * Refunds part of an appointment's payment, as an administrator decided when resolving a dispute
+     * (the same rules as `refund`); 422 on `refund_cents` when the appointment has no payment.
+     */
+    async refundAppointment(actor: Actor, appointmentId: number, amountCents: number, reason: string): Promise<Payment> {
+      const payment = await repo.findPaymentByAppointment(db, appointmentId);
+      if (!payment) throw AppError.validation({ refund_cents: ['The appointment has no payment to refund'] });
+      try {
+        return await this.refund(actor, payment.id, { amount_cents: amountCents, reason });
+      } catch (error) {
+        // The refund's own field is the resolution's refund_cents.
+        if (error instanceof AppError && error.statusCode === 422) throw AppError.validation({ refund_cents: Object.values(error.errors ?? {}).flat() });
+        throw error;
+      }
+    },
+
     async list(query: { page: number; per_page: number; status?: PaymentStatus; user_id?: number; client_id?: number; prestataire_id?: number; from?: string; to?: string }) {
       const { rows, total } = await repo.listPayments(
         db,
