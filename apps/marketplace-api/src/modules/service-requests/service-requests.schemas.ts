@@ -205,7 +205,7 @@ export const ClientRequestDetail = ServiceRequestResponse.extend({
   appointment: AppointmentResponse.nullable(),
 });
 
-/** A request as any party that may see it gets it. */
+/** A request as its client, a prestataire that may see it, or an administrator reads it: with photos and the appointment id. */
 export const ServiceRequestDetail = ServiceRequestResponse.extend({
   photos: z.array(PhotoResponse),
   appointment_id: z.number().int().nullable(),
