@@ -15,3 +15,5 @@ export * from './outbox.js';
 export * from './realtime.js';
 export * from './payments.js';
 export * from './conversations.js';
+export * from './reviews.js';
+export * from './content.js';
