@@ -58,6 +58,8 @@ export const serviceRequests = pgTable(
     index('service_requests_client_idx').on(t.clientId, t.createdAt.desc()),
     index('service_requests_prestataire_idx').on(t.prestataireId, t.status),
     index('service_requests_service_status_idx').on(t.serviceId, t.status),
+    // Statistics and the admin dashboard count requests by creation time.
+    index('service_requests_created_idx').on(t.createdAt),
     // The expiry timer's scan.
     index('service_requests_expiry_idx').on(t.expiresAt).where(sql`${t.status} in ('open', 'quoted')`),
     // Open requests within a prestataire's radius (earth_box … @> ll_to_earth(…)).
@@ -169,6 +171,9 @@ export const appointments = pgTable(
     index('appointments_client_idx').on(t.clientId, t.startsAt.desc()),
     index('appointments_prestataire_idx').on(t.prestataireId, t.startsAt),
     index('appointments_status_idx').on(t.status, t.startsAt),
+    // Statistics and the admin dashboard count bookings by creation time, completions by completion time.
+    index('appointments_created_idx').on(t.createdAt),
+    index('appointments_completed_idx').on(t.completedAt).where(sql`${t.completedAt} is not null`),
     // The auto-completion timer's scan.
     index('appointments_autocomplete_idx').on(t.paidAt).where(sql`${t.status} = 'ended' and ${t.paidAt} is not null`),
     check('appointments_status_valid', sql`${t.status} in ('scheduled', 'in_progress', 'ended', 'completed', 'cancelled')`),

@@ -59,6 +59,9 @@ export const payments = pgTable(
     index('payments_prestataire_idx').on(t.prestataireId, t.createdAt.desc()),
     index('payments_status_idx').on(t.status, t.createdAt),
     index('payments_charge_idx').on(t.chargeId),
+    // Revenue by the day the charge went through (statistics, the admin dashboard), refunds by theirs.
+    index('payments_paid_idx').on(t.paidAt).where(sql`${t.paidAt} is not null`),
+    index('payments_refunded_idx').on(t.refundedAt).where(sql`${t.refundedAt} is not null`),
     check('payments_status_valid', sql`${t.status} in ('requires_payment', 'processing', 'succeeded', 'failed', 'refunded', 'partially_refunded')`),
     check('payments_amounts_valid', sql`${t.amountCents} > 0 and ${t.commissionCents} between 0 and ${t.amountCents} and ${t.refundedCents} between 0 and ${t.amountCents}`),
   ],
