@@ -97,6 +97,10 @@ import { createTariffGridsService } from './tariff-grids/tariff-grids.service.js
 import type { UsersService } from './users/users.service.js';
 import { vehiclesRoutes } from './vehicles/vehicles.routes.js';
 import { createVehiclesService } from './vehicles/vehicles.service.js';
+import { adminStatsRoutes } from './admin-stats/admin-stats.routes.js';
+import { createAdminStatsService } from './admin-stats/admin-stats.service.js';
+import { prestataireDashboardRoutes } from './prestataire-dashboard/prestataire-dashboard.routes.js';
+import { createPrestataireDashboardService } from './prestataire-dashboard/prestataire-dashboard.service.js';
 
 export const VERSION = '1.0.0';
 
@@ -306,6 +310,12 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         outboxConsumers.push(createNotificationsConsumer({ outbox }));
         const { vapid } = deps.config.push;
         if (vapid) outboxConsumers.push(createWebPushConsumer({ sender: createWebPushSender({ vapid, agent: deps.pushAgent }), log: app.log }));
+      }
+      // Dashboards, statistics and exports: the administrators' (platform time zone) and each
+      // prestataire's own (its time zone); read-only, aggregated in SQL.
+      {
+        await api.register(adminStatsRoutes({ adminStats: createAdminStatsService({ db, clock }) }));
+        await api.register(prestataireDashboardRoutes({ prestataireDashboard: createPrestataireDashboardService({ db }) }));
       }
     },
     { prefix: '/api/v1' },
