@@ -8,9 +8,10 @@
 // Then the lifecycle figures over a data set of BENCH_PRESTATAIRES validated prestataires,
 // BENCH_REQUESTS live requests and BENCH_APPOINTMENTS appointments (bench/lifecycle.mjs): upcoming
 // slots, search by distance and service, a page of GET /appointments against the bare endpoint,
-// and accepting an offer.
+// and accepting an offer; then the statistics figures (bench/stats.mjs): the admin dashboard's p95 and
+// an export's rate and the server's peak RSS growth.
 // Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5),
-// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle), and the
+// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats), and the
 // sizes in bench/lifecycle.mjs.
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -18,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { benchAppEnv, load, measureCommonPath, printTable, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
+import { measureExport, seedStats, sequentialLatency } from './stats.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
@@ -44,6 +46,16 @@ async function call(base, method, path, { body, token } = {}) {
   return JSON.parse(text);
 }
 
+/** An administrator's token: an account registered through the API, then made an administrator in the database. */
+async function adminToken(base, sql) {
+  const password = 'bench-password-1234';
+  const registered = await call(base, 'POST', '/api/v1/auth/register/client', {
+    body: { first_name: 'Bench', last_name: 'Admin', email: `bench-admin-${Date.now()}@example.test`, password, password_confirmation: password },
+  });
+  await sql`update users set role = 'admin' where id = ${registered.data.user.id}`;
+  return registered.data.token;
+}
+
 /** p97.5 of an autocannon run stands for the p95 the targets name (autocannon has no p95; p97.5 ≥ p95). */
 function latencyRow(label, result, targetMs) {
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${label}: ${result.non2xx} non-2xx, ${result.errors} errors`);
@@ -62,13 +74,19 @@ function rotating(paths) {
   return [{ method: 'GET', setupRequest: (request) => ({ ...request, path: paths[i++ % paths.length] }) }];
 }
 
-async function lifecycleFigures(app, bare, databaseUrl, benchClientId, token) {
+/** The lifecycle data set (bench/lifecycle.mjs), written once for the lifecycle and statistics figures. */
+async function seedDataSet(databaseUrl, benchClientId) {
   log(`lifecycle data set: ${sizes.prestataires} prestataires, ${sizes.requests} live requests, ${sizes.appointments} appointments, ${sizes.clients} clients`);
   const started = Date.now();
   const seeded = await seedLifecycle(databaseUrl, benchClientId);
   stops.push(() => seeded.sql.end({ timeout: 5 }));
-  const rows = [[`data set written (${sizes.prestataires} / ${sizes.requests} / ${sizes.appointments})`, `${((Date.now() - started) / 1000).toFixed(1)} s`, 'info', 'info']];
-  log(rows[0].join(' | '));
+  const row = [`data set written (${sizes.prestataires} / ${sizes.requests} / ${sizes.appointments})`, `${((Date.now() - started) / 1000).toFixed(1)} s`, 'info', 'info'];
+  log(row.join(' | '));
+  return { seeded, row };
+}
+
+async function lifecycleFigures(app, bare, seeded, benchClientId, token) {
+  const rows = [];
   const sample = seeded.prestataireIds.filter((_, i) => i % Math.max(1, Math.floor(seeded.prestataireIds.length / 200)) === 0);
 
   log('upcoming slots, 14 days');
@@ -115,6 +133,50 @@ async function lifecycleFigures(app, bare, databaseUrl, benchClientId, token) {
   return rows;
 }
 
+/**
+ * The statistics figures (issue 19): GET /admin/dashboard one request at a time over the data set,
+ * and the export of the appointments created in the last year (≥ 100 000 rows at full size) read by
+ * a streaming client, with the server's peak RSS growth sampled from /proc.
+ */
+async function statsFigures(app, seeded, adminToken) {
+  log('statistics: spreading the data set over a year, payments, disputes and reviews');
+  const { exportable } = await seedStats(seeded.sql);
+  const headers = { authorization: `Bearer ${adminToken}` };
+  const rows = [];
+  log('GET /admin/dashboard, 200 sequential requests after 20 warm-ups');
+  const dashboard = await sequentialLatency(`${app.base}/api/v1/admin/dashboard`, headers);
+  rows.push([
+    'GET /admin/dashboard (sequential, 200 after 20 warm-ups): p50 / p95',
+    `${dashboard.p50.toFixed(1)} / ${dashboard.p95.toFixed(1)} ms`,
+    'p95 ≤ 50 ms',
+    dashboard.p95 <= 50 ? 'pass' : 'FAIL',
+  ]);
+  log(rows.at(-1).join(' | '));
+
+  const to = new Date().toISOString().slice(0, 10);
+  const from = new Date(Date.now() - 364 * 86_400_000).toISOString().slice(0, 10);
+  log(`GET /admin/stats/export?dataset=appointments (${exportable} rows), streamed`);
+  const exported = await measureExport(`${app.base}/api/v1/admin/stats/export?dataset=appointments&from=${from}&to=${to}`, headers, app.pid);
+  const rate = exported.rows / exported.seconds;
+  rows.push(
+    [
+      `GET /admin/stats/export CSV (${exported.rows} appointments): rows/s`,
+      `${Math.round(rate)} rows/s (${exported.seconds.toFixed(2)} s)`,
+      '≥ 50 000 rows/s',
+      rate >= 50_000 ? 'pass' : 'FAIL',
+    ],
+    [
+      `GET /admin/stats/export CSV (${exported.rows} appointments): server peak RSS growth`,
+      `${exported.growthMb.toFixed(1)} MB`,
+      '≤ 50 MB',
+      exported.growthMb <= 50 ? 'pass' : 'FAIL',
+    ],
+  );
+  log(rows.at(-2).join(' | '));
+  log(rows.at(-1).join(' | '));
+  return rows;
+}
+
 async function main() {
   let databaseUrl = process.env.BENCH_DATABASE_URL;
   let label = databaseUrl ? 'PostgreSQL (BENCH_DATABASE_URL)' : undefined;
@@ -148,7 +210,7 @@ async function main() {
     const token = registered.data.token;
     const bare = await startBareReads('marketplace', env);
     stops.push(() => bare.stop());
-    if (ONLY !== 'lifecycle') {
+    if (!ONLY || ONLY === 'common') {
       for (let i = 0; i < VEHICLES; i++) {
         await call(app.base, 'POST', '/api/v1/vehicles', { token, body: { make: 'Renault', model: `Clio ${i + 1}`, year: 2019, fuel: 'diesel', mileage: 84_000 } });
       }
@@ -166,7 +228,12 @@ async function main() {
         })),
       );
     }
-    if (ONLY !== 'common') rows.push(...(await lifecycleFigures(app, bare, databaseUrl, registered.data.user.id, token)));
+    if (ONLY !== 'common') {
+      const { seeded, row } = await seedDataSet(databaseUrl, registered.data.user.id);
+      rows.push(row);
+      if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token)));
+      if (!ONLY || ONLY === 'stats') rows.push(...(await statsFigures(app, seeded, await adminToken(app.base, seeded.sql))));
+    }
   }
 
   const title = `Marketplace bench — ${label}; node ${process.version}, ${availableParallelism()} CPUs; ${new Date().toISOString().slice(0, 16)}Z`;

@@ -1,5 +1,5 @@
 import { queryRows, timestamptz } from '@repo/db';
-import { and, asc, gt, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
 import {
@@ -268,7 +268,25 @@ export const exportHeaders = Object.fromEntries(
 
 const exportTables = { appointments, payments, users, service_requests: serviceRequests } as const;
 
-export type ExportRow = Record<string, string | number | Date | null>;
+export type ExportRow = Record<string, string | number | null>;
+
+/**
+ * Each dataset's select list. Instants are formatted by PostgreSQL (ISO 8601, UTC, milliseconds):
+ * an export of 100 000 rows would otherwise build and format half a million Date objects in Node.
+ */
+const exportSelects = Object.fromEntries(
+  EXPORT_DATASETS.map((dataset) => [
+    dataset,
+    sql.join(
+      Object.entries(exportColumns[dataset]).map(([name, column]) => {
+        const value =
+          column.columnType === 'PgTimestamp' ? sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : sql`${column}`;
+        return sql`${value} as ${sql.identifier(name)}`;
+      }),
+      sql`, `,
+    ),
+  ]),
+) as Record<ExportDataset, SQL>;
 
 /**
  * One batch of a dataset's rows created in the period, after `afterId` by id (keyset: each batch
@@ -276,10 +294,10 @@ export type ExportRow = Record<string, string | number | Date | null>;
  */
 export function exportBatch(db: DbTx, dataset: ExportDataset, period: Pick<Period, 'start' | 'end'>, afterId: number, limit: number): Promise<ExportRow[]> {
   const table = exportTables[dataset];
-  return db
-    .select(exportColumns[dataset])
-    .from(table)
-    .where(and(gt(table.id, afterId), gte(table.createdAt, period.start), lt(table.createdAt, period.end)))
-    .orderBy(asc(table.id))
-    .limit(limit) as Promise<ExportRow[]>;
+  return queryRows<ExportRow>(
+    db,
+    sql`select ${exportSelects[dataset]} from ${table}
+      where ${table.id} > ${afterId} and ${within(table.createdAt, period)}
+      order by ${table.id} limit ${limit}`,
+  );
 }

@@ -1,4 +1,4 @@
-import { Readable, pipeline, type Transform } from 'node:stream';
+import { Readable, Transform, pipeline } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { DbTx } from '../../db/index.js';
 import type { Actor } from '../../lib/context.js';
@@ -15,32 +15,60 @@ export const EXPORT_BATCH = 2000;
  * return some spreadsheets skip first) gets a leading quote (OWASP's CSV injection advice).
  */
 export function neutraliseCell(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const first = value.charCodeAt(0);
+  // = + - @ \t \r
+  return first === 61 || first === 43 || first === 45 || first === 64 || first === 9 || first === 13 ? `'${value}` : value;
 }
 
-function csvCell(value: repo.ExportRow[string]): string | number {
-  if (value === null) return '';
-  if (value instanceof Date) return value.toISOString();
+function csvCell(value: repo.ExportRow[string] | undefined): string | number {
+  if (value === null || value === undefined) return '';
   return typeof value === 'string' ? neutraliseCell(value) : value;
 }
 
-function jsonValue(value: repo.ExportRow[string]) {
-  return value instanceof Date ? value.toISOString() : value;
+/** How much text goes to the socket at once: csv-stringify emits a chunk per record. */
+const WRITE_BYTES = 64 * 1024;
+
+/** Joins small chunks into writes of about WRITE_BYTES (one socket write per record costs more than the record). */
+function coalesce(): Transform {
+  let pending: Buffer[] = [];
+  let size = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      pending.push(chunk);
+      size += chunk.length;
+      if (size >= WRITE_BYTES) {
+        this.push(Buffer.concat(pending, size));
+        pending = [];
+        size = 0;
+      }
+      done();
+    },
+    flush(done) {
+      if (size > 0) this.push(Buffer.concat(pending, size));
+      done();
+    },
+  });
 }
 
 /**
- * The export's body: rows pulled from `rows` only as fast as the reader takes them (Readable.from
- * asks the generator for the next row when the consumer drains). An error of the source after the
- * first byte destroys the stream, which ends the response instead of leaving it hanging.
+ * The export's body, from batches of rows pulled only as fast as the reader takes them: Readable.from
+ * asks the generator for the next batch when the stream below has room, so at most a batch or two is
+ * held at once. CSV goes through csv-stringify's Transform (one record per write); JSON lines are
+ * written a batch at a time. An error of the source after the first byte destroys the stream, which
+ * ends the response instead of leaving it hanging.
  */
-export function exportStream(format: ExportFormat, headers: readonly string[], rows: AsyncIterable<repo.ExportRow>): Readable {
+export function exportStream(format: ExportFormat, headers: readonly string[], batches: AsyncIterable<repo.ExportRow[]>): Readable {
   if (format === 'jsonl') {
     return Readable.from(
       (async function* lines() {
-        for await (const row of rows) {
-          const out: Record<string, unknown> = {};
-          for (const h of headers) out[h] = jsonValue(row[h] ?? null);
-          yield `${JSON.stringify(out)}\n`;
+        for await (const batch of batches) {
+          let text = '';
+          for (const row of batch) {
+            const out: Record<string, unknown> = {};
+            for (const h of headers) out[h] = row[h] ?? null;
+            text += `${JSON.stringify(out)}\n`;
+          }
+          if (text) yield text;
         }
       })(),
       { objectMode: false },
@@ -48,12 +76,21 @@ export function exportStream(format: ExportFormat, headers: readonly string[], r
   }
   const source = Readable.from(
     (async function* records() {
-      for await (const row of rows) yield headers.map((h) => csvCell(row[h] ?? null));
+      for await (const batch of batches) yield batch.map((row) => headers.map((h) => csvCell(row[h])));
     })(),
   );
-  const csv: Transform = stringify({ header: true, columns: headers as string[] });
-  // pipeline destroys both streams when either fails, and passes the error on to the reader.
-  return pipeline(source, csv, () => {}) as Transform;
+  // One batch in, its records out one by one: the next batch is asked for once the CSV side has
+  // taken these (a Transform holds its callback while its output is over the high-water mark).
+  const records = new Transform({
+    objectMode: true,
+    transform(batch: (string | number)[][], _encoding, done) {
+      for (const record of batch) this.push(record);
+      done();
+    },
+  });
+  const csv = stringify({ header: true, columns: headers as string[] });
+  // pipeline destroys every stream when one fails, and passes the error on to the reader.
+  return pipeline(source, records, csv, coalesce(), () => {}) as Transform;
 }
 
 /** Dashboards and statistics for administrators, in the platform time zone, and the streamed exports. */
@@ -101,10 +138,10 @@ export function createAdminStatsService(deps: { db: DbTx; clock: Pick<Clock, 'zo
       const p = period(query);
       const { dataset } = query;
       const first = await repo.exportBatch(db, dataset, p, 0, EXPORT_BATCH);
-      async function* rows() {
+      async function* batches() {
         let batch = first;
         for (;;) {
-          yield* batch;
+          yield batch;
           if (batch.length < EXPORT_BATCH) return;
           batch = await repo.exportBatch(db, dataset, p, Number(batch.at(-1)!.id), EXPORT_BATCH);
         }
@@ -112,7 +149,7 @@ export function createAdminStatsService(deps: { db: DbTx; clock: Pick<Clock, 'zo
       return {
         filename: `${dataset}-${p.from}-${p.to}.${query.format === 'csv' ? 'csv' : 'jsonl'}`,
         contentType: query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-        stream: exportStream(query.format, repo.exportHeaders[dataset], rows()),
+        stream: exportStream(query.format, repo.exportHeaders[dataset], batches()),
       };
     },
   };
