@@ -2,6 +2,7 @@
 // data set, and an export streamed to an HTTP client: its rate and the server's peak RSS growth,
 // sampled from /proc/<pid>/status outside the server.
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 
 /**
  * Makes the lifecycle data set look like a platform's history: requests and appointments created
@@ -60,6 +61,27 @@ function rssKb(pid) {
   return match ? Number(match[1]) : 0;
 }
 
+/** GETs `url` with node:http and counts the body's lines as they arrive, keeping none of it. */
+function countLines(url, headers) {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers }, (response) => {
+      if (response.statusCode !== 200) {
+        let body = '';
+        response.on('data', (chunk) => (body += chunk));
+        response.on('end', () => reject(new Error(`${url}: ${response.statusCode} ${body.slice(0, 300)}`)));
+        return;
+      }
+      let lines = 0;
+      response.on('data', (chunk) => {
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+      });
+      response.on('end', () => resolve(lines));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
+}
+
 /**
  * Reads an export as a client would, chunk by chunk without keeping it, counting its lines; meanwhile
  * samples the server's resident memory every 20 ms. Answers rows (lines less the header), seconds and
@@ -73,12 +95,7 @@ export async function measureExport(url, headers, serverPid) {
   }, 20);
   try {
     const start = performance.now();
-    const response = await fetch(url, { headers });
-    if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-    let lines = 0;
-    for await (const chunk of response.body) {
-      for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) lines++;
-    }
+    const lines = await countLines(url, headers);
     const seconds = (performance.now() - start) / 1000;
     peak = Math.max(peak, rssKb(serverPid));
     return { rows: lines - 1, seconds, growthMb: (peak - baseline) / 1024 };
