@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'drizzle-orm';
@@ -366,4 +368,42 @@ describe('validation queue figures', () => {
     await t.database.db.update(prestataireProfiles).set({ validationStatus: 'validated' }).where(sql`${prestataireProfiles.userId} = ${p.user.id}`);
     expect((await get('/dashboard')).json().data.pending_validations).toBe(before);
   });
+});
+
+describe('GET /admin/stats/export over a socket', () => {
+  it('a database error after the first byte ends the response instead of leaving it hanging', async () => {
+    // Rows long enough (~40 MB in all) that the socket's buffers cannot take them all: the server is
+    // still reading batches when the client pauses after its first chunk.
+    await t.database.db.execute(sql`
+      insert into users (role, email, first_name, last_name, created_at)
+      select 'client', 'socket-' || g || '@example.test', 'Socket', repeat('x', 2000), '2024-06-01T00:00:00Z'::timestamptz + make_interval(secs => g)
+        from generate_series(1, 20000) g`);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    let received = 0;
+    const outcome = await new Promise<{ status: number | undefined; complete: boolean }>((resolve, reject) => {
+      const request = http.get(
+        `http://127.0.0.1:${port}/api/v1/admin/stats/export?dataset=users&from=2024-06-01&to=2024-06-02`,
+        { headers: bearer(admin.token) },
+        (response) => {
+          response.once('data', (chunk: Buffer) => {
+            received += chunk.length;
+            response.pause();
+            // The next batch's query fails: its table is gone.
+            void t.database.db.execute(sql`alter table users rename to users_away`).then(() => {
+              response.on('data', (more: Buffer) => (received += more.length));
+              response.resume();
+            }, reject);
+          });
+          response.on('close', () => resolve({ status: response.statusCode, complete: response.complete }));
+          response.on('error', () => {});
+        },
+      );
+      request.on('error', () => {});
+    });
+    await t.database.db.execute(sql`alter table users_away rename to users`);
+    expect(outcome.status).toBe(200);
+    expect(received).toBeGreaterThan(0);
+    expect(outcome.complete).toBe(false);
+  }, 30_000);
 });

@@ -78,11 +78,14 @@ export function exportStream(format: ExportFormat, headers: readonly string[], b
     (async function* records() {
       for await (const batch of batches) yield batch.map((row) => headers.map((h) => csvCell(row[h])));
     })(),
+    // One batch ahead at most (the object-mode default would read 16 batches ahead).
+    { highWaterMark: 1 },
   );
   // One batch in, its records out one by one: the next batch is asked for once the CSV side has
   // taken these (a Transform holds its callback while its output is over the high-water mark).
   const records = new Transform({
     objectMode: true,
+    writableHighWaterMark: 1,
     transform(batch: (string | number)[][], _encoding, done) {
       for (const record of batch) this.push(record);
       done();
@@ -137,9 +140,11 @@ export function createAdminStatsService(deps: { db: DbTx; clock: Pick<Clock, 'zo
     async export(_actor: Actor, query: ExportQuery) {
       const p = period(query);
       const { dataset } = query;
-      const first = await repo.exportBatch(db, dataset, p, 0, EXPORT_BATCH);
+      let first: repo.ExportRow[] | null = await repo.exportBatch(db, dataset, p, 0, EXPORT_BATCH);
       async function* batches() {
-        let batch = first;
+        let batch = first!;
+        // Held from here by `batch` only, so it can be collected once sent.
+        first = null;
         for (;;) {
           yield batch;
           if (batch.length < EXPORT_BATCH) return;
