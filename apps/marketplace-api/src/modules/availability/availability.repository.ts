@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { timestamptz } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import {
   absences,
@@ -73,8 +74,6 @@ export interface ScheduleWindow {
   serviceId?: number;
 }
 
-// Raw fragments bind their values as they are: an instant goes as ISO text, typed here.
-const instant = (at: Date) => sql`${at.toISOString()}::timestamptz`;
 const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::float8`;
 
 /**
@@ -98,12 +97,12 @@ export async function scheduleOf(db: DbTx, prestataireId: number, w: ScheduleWin
       absences: sql<[number, number][]>`(select coalesce(json_agg(json_build_array(${epochMs(sql`${absences.startsAt}`)}, ${epochMs(sql`${absences.endsAt}`)})
           order by ${absences.startsAt}), '[]'::json)
           from ${absences} where ${absences.prestataireId} = ${prestataireProfiles.userId}
-           and ${absences.endsAt} > ${instant(w.first)} and ${absences.startsAt} < ${instant(w.last)})`,
+           and ${absences.endsAt} > ${timestamptz(w.first)} and ${absences.startsAt} < ${timestamptz(w.last)})`,
       busy: sql<[number, number][]>`(select coalesce(json_agg(json_build_array(${epochMs(sql`${appointments.startsAt}`)}, ${epochMs(sql`${appointments.endsAt}`)})
           order by ${appointments.startsAt}), '[]'::json)
           from ${appointments} where ${appointments.prestataireId} = ${prestataireProfiles.userId}
            and ${inArray(appointments.status, [...ACTIVE_APPOINTMENT_STATUSES])}
-           and ${appointments.endsAt} > ${instant(w.first)} and ${appointments.startsAt} < ${instant(w.last)}
+           and ${appointments.endsAt} > ${timestamptz(w.first)} and ${appointments.startsAt} < ${timestamptz(w.last)}
            ${w.ignoreAppointmentId === undefined ? sql`` : sql`and ${appointments.id} <> ${w.ignoreAppointmentId}`})`,
       serviceMinutes:
         w.serviceId === undefined
