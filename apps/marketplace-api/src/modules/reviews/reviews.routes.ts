@@ -32,7 +32,7 @@ export function reviewsRoutes(deps: { reviews: ReviewsService }): FastifyPluginA
         onRequest: app.auth.authenticate,
         schema: {
           operationId: 'createAppointmentReview',
-          tags: ['reviews'],
+          tags: ['appointments'],
           summary: "Review a completed appointment, once: a rating from 1 to 5 and a comment; published once a moderator approves it (its client)",
           security,
           params: AppointmentParams,
@@ -51,7 +51,7 @@ export function reviewsRoutes(deps: { reviews: ReviewsService }): FastifyPluginA
       {
         schema: {
           operationId: 'listPrestataireReviews',
-          tags: ['reviews'],
+          tags: ['prestataires'],
           summary: "A validated prestataire's approved reviews, newest first; `meta` carries its rating average, count and distribution",
           security: [],
           params: PrestataireParams,
