@@ -72,6 +72,8 @@ import { prestataireProfileRoutes } from './prestataire-profile/prestataire-prof
 import { createPrestataireProfileService } from './prestataire-profile/prestataire-profile.service.js';
 import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
 import { createPrestatairesService } from './prestataires/prestataires.service.js';
+import { reviewsRoutes } from './reviews/reviews.routes.js';
+import { createReviewsService } from './reviews/reviews.service.js';
 import { offersRoutes } from './offers/offers.routes.js';
 import { createOffersService } from './offers/offers.service.js';
 import { repairDataRoutes } from './repairdata/repairdata.routes.js';
@@ -307,6 +309,9 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         const { vapid } = deps.config.push;
         if (vapid) outboxConsumers.push(createWebPushConsumer({ sender: createWebPushSender({ vapid, agent: deps.pushAgent }), log: app.log }));
       }
+      // Reviews: a client reviews its completed appointment, administrators moderate, the public reads
+      // the approved ones; each moderation move recomputes the prestataire's rating that search sorts by.
+      await api.register(reviewsRoutes({ reviews: createReviewsService({ db, recorder, outbox }) }));
     },
     { prefix: '/api/v1' },
   );
