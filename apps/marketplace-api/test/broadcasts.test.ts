@@ -1,8 +1,9 @@
 import { Agent } from 'node:https';
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
 import { activityLog, broadcasts, cities, notifications, prestataireProfiles, serviceRequests, users } from '../src/db/schema/index.js';
 import { nonAdminTokens } from './admin-lifecycle-fixtures.js';
 import { aRequest } from './appointment-fixtures.js';
@@ -309,5 +310,67 @@ describe('broadcasts: delivery', () => {
       expect(await notified(id)).toEqual(expected);
       expect((await show(id)).json().data).toMatchObject({ status: 'completed', sent_count: expected.length });
     }
+  });
+});
+
+describe('broadcasts: failures', () => {
+  it('retries a batch that failed on a transient error, marks failed one that cannot succeed, and keeps sending the others', async () => {
+    // A trigger makes the database refuse some notifications: "Flaky" ones while the switch is on
+    // (a serialization failure, transient), "Poison" ones always (a data exception).
+    await db().execute(sql`create table broadcast_test_switch (on_ boolean)`);
+    await db().execute(sql`insert into broadcast_test_switch values (true)`);
+    await db().execute(sql`
+      create function broadcast_test_refuse() returns trigger language plpgsql as $$
+      begin
+        if new.title = 'Poison' then raise exception 'poisoned batch' using errcode = '22023'; end if;
+        if new.title = 'Flaky' and exists (select 1 from broadcast_test_switch) then
+          raise exception 'could not serialize' using errcode = '40001';
+        end if;
+        return new;
+      end $$`);
+    await db().execute(sql`create trigger broadcast_test_refuse before insert on notifications for each row execute function broadcast_test_refuse()`);
+    try {
+      while ((await liveIds(['client'])).length <= BATCH) await createClient(t);
+      const expected = await liveIds(['client']);
+      const poison = await created({ audience: 'clients', title: 'Poison', body: 'x' });
+      const flaky = await created({ audience: 'clients', title: 'Flaky', body: 'x' });
+      const fine = await created({ audience: 'clients', title: 'Fine', body: 'x' });
+
+      await expect(t.app.broadcastDelivery.runOnce()).rejects.toThrow();
+      expect((await show(poison.id)).json().data).toMatchObject({ status: 'failed', sent_count: 0, error: 'SQLSTATE 22023: poisoned batch' });
+      await expect(t.app.broadcastDelivery.runOnce()).rejects.toThrow();
+      expect((await show(flaky.id)).json().data).toMatchObject({ status: 'queued', sent_count: 0, error: 'SQLSTATE 40001: could not serialize' });
+      expect(await notified(flaky.id)).toEqual([]);
+
+      // The flaky one fails again, but the queue moves on: the one touched longest ago goes first.
+      await expect(t.app.broadcastDelivery.drain()).rejects.toThrow();
+      expect((await show(fine.id)).json().data).toMatchObject({ status: 'sending', sent_count: BATCH });
+
+      await db().execute(sql`delete from broadcast_test_switch`);
+      await t.app.broadcastDelivery.drain();
+      for (const id of [flaky.id, fine.id]) {
+        expect(await notified(id)).toEqual(expected);
+        expect((await show(id)).json().data).toMatchObject({ status: 'completed', sent_count: expected.length, error: null });
+      }
+      expect(await notified(poison.id)).toEqual([]);
+      expect((await show(poison.id)).json().data.status).toBe('failed');
+    } finally {
+      await db().execute(sql`drop trigger broadcast_test_refuse on notifications`);
+      await db().execute(sql`drop function broadcast_test_refuse()`);
+      await db().execute(sql`drop table broadcast_test_switch`);
+    }
+  });
+});
+
+describe('broadcasts: configuration', () => {
+  it('runs the job every 2 s by default (never under test unless set), 200 users a batch', () => {
+    const base = { DATA_DIR: 'memory://' };
+    expect(loadConfig({ ...base, NODE_ENV: 'development' }).broadcasts).toEqual({ intervalMs: 2000, batchSize: 200 });
+    expect(loadConfig({ ...base, NODE_ENV: 'test' }).broadcasts).toEqual({ intervalMs: 0, batchSize: 200 });
+    expect(loadConfig({ ...base, NODE_ENV: 'test', BROADCAST_INTERVAL_MS: '250', BROADCAST_BATCH_SIZE: '50' }).broadcasts).toEqual({
+      intervalMs: 250,
+      batchSize: 50,
+    });
+    expect(() => loadConfig({ ...base, NODE_ENV: 'test', BROADCAST_BATCH_SIZE: '0' })).toThrow(/BROADCAST_BATCH_SIZE/);
   });
 });

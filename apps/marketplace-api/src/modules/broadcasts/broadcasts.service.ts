@@ -20,6 +20,18 @@ export interface NewBroadcast {
   data?: Record<string, unknown>;
 }
 
+/**
+ * The error as the back office reads it: the driver's own message (SQLSTATE and text), not the
+ * query wrapper's, which quotes the statement and its parameters.
+ */
+function describeFailure(error: unknown): string {
+  let root: unknown = error;
+  for (let depth = 0; depth < 4 && root instanceof Error && root.cause instanceof Error; depth++) root = root.cause;
+  const message = root instanceof Error ? root.message : String(root);
+  const state = sqlState(error);
+  return (state ? `SQLSTATE ${state}: ${message}` : message).slice(0, 1000);
+}
+
 /** What one batch did: the broadcast after it, and how many users it reached. */
 export interface BatchOutcome {
   broadcast: Broadcast;
@@ -27,13 +39,14 @@ export interface BatchOutcome {
 }
 
 /**
- * A database error that sending the same batch again would meet again (SQLSTATE classes 22, data
- * exception, and 23, integrity violation: the batch's rows themselves are refused). Anything else
- * (a lost connection, a timeout, a deadlock) is retried on the next pass.
+ * A database error that sending the same batch again would meet again: the broadcast's own values
+ * are refused (SQLSTATE class 22, data exception; 23502 not null and 23514 check violations).
+ * Anything else (a lost connection, a timeout, a deadlock, a recipient deleted meanwhile: 23503) is
+ * retried on the next pass.
  */
 function isPermanent(error: unknown): boolean {
   const state = sqlState(error);
-  return state !== undefined && (state.startsWith('22') || state.startsWith('23'));
+  return state !== undefined && (state.startsWith('22') || state === '23502' || state === '23514');
 }
 
 /**
@@ -138,8 +151,7 @@ export function createBroadcastsService(deps: {
         });
       } catch (error) {
         if (claimed !== undefined) {
-          const message = error instanceof Error ? error.message.slice(0, 1000) : String(error);
-          await repo.recordFailure(db, claimed, message, isPermanent(error));
+          await repo.recordFailure(db, claimed, describeFailure(error), isPermanent(error));
         }
         throw error;
       }
