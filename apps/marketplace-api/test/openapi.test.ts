@@ -103,6 +103,12 @@ POST /appointments/{appointment}/request-price-adjustment
 POST /appointments/{appointment}/accept-price-adjustment
 POST /appointments/{appointment}/reject-price-adjustment
 POST /admin/appointments/{appointment}/cancel
+GET /admin/content/{key}
+PUT /admin/content/{key}
+GET /content/{key}
+POST /admin/broadcast
+GET /admin/broadcasts
+GET /admin/broadcasts/{broadcast}
 `
   .trim()
   .split('\n')
@@ -128,6 +134,7 @@ listCategories listServices getService listCities searchPrestataires lookupVehic
 getPrestataireAvailability getPrestataireUpcomingSlots listPrestataireReviews
 openRealtimeSocket
 paymentWebhook
+getContent
 `
   .trim()
   .split(/\s+/);
