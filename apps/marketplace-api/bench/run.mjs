@@ -8,7 +8,9 @@
 // Then the lifecycle figures over a data set of BENCH_PRESTATAIRES validated prestataires,
 // BENCH_REQUESTS live requests and BENCH_APPOINTMENTS appointments (bench/lifecycle.mjs): upcoming
 // slots, search by distance and service, a page of GET /appointments against the bare endpoint,
-// and accepting an offer.
+// and accepting an offer. A latency target is measured with one client in sequence (the service's
+// own time, as the log tracker's reads are); the same routes under a saturating load of 10
+// connections give their throughput, shown beside it.
 // Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5),
 // BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle), and the
 // sizes in bench/lifecycle.mjs.
