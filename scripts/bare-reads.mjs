@@ -60,10 +60,16 @@ if (marketplace) {
   });
   route('/api/v1/appointments', async (userId) => {
     const [rows, [{ n }]] = await Promise.all([
-      sql`select a.*, u.first_name, u.last_name, v.make, v.model, v.plate, s.name as service_name
-            from appointments a join users u on u.id = a.prestataire_id
+      // The app's query: the page's ids first, then the two parties, the prestataire's profile, the
+      // vehicle and the service of those rows.
+      sql`select a.*, c.id as client_id, c.first_name as client_first_name, c.last_name as client_last_name,
+                 u.first_name, u.last_name, p.business_name, p.timezone,
+                 v.make, v.model, v.year, v.plate, s.name as service_name
+            from appointments a join users c on c.id = a.client_id join users u on u.id = a.prestataire_id
+            left join prestataire_profiles p on p.user_id = a.prestataire_id
             join vehicles v on v.id = a.vehicle_id join services s on s.id = a.service_id
-           where a.client_id = ${userId} order by a.starts_at desc, a.id desc limit 20`,
+           where a.id in (select id from appointments where client_id = ${userId} order by starts_at desc, id desc limit 20 offset 0)
+           order by a.starts_at desc, a.id desc`,
       sql`select count(*)::int as n from appointments where client_id = ${userId}`,
     ]);
     return { data: rows, meta: meta(n) };

@@ -144,3 +144,24 @@ export function benchAppEnv(databaseUrl) {
 export function startBareReads(app, env) {
   return startService(fileURLToPath(new URL('.', import.meta.url)), { ...env, BARE_APP: app }, '/health', 'bare-reads.mjs');
 }
+
+/**
+ * The latency of one client: `warmup` requests, then `samples` timed ones in sequence (each body
+ * read). A latency target is the service's time, measured without the queue a saturating load
+ * builds; the throughput under load is measured apart. `pathAt(i)` varies the request.
+ */
+export async function sequentialLatency(base, pathAt, { token, method = 'GET', samples = 200, warmup = 20 } = {}) {
+  const once = async (i) => {
+    const start = performance.now();
+    const response = await fetch(base + pathAt(i), { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${pathAt(i)}: ${response.status} ${text.slice(0, 200)}`);
+    return performance.now() - start;
+  };
+  for (let i = 0; i < warmup; i++) await once(i);
+  const times = [];
+  for (let i = 0; i < samples; i++) times.push(await once(warmup + i));
+  times.sort((a, b) => a - b);
+  const at = (q) => times[Math.min(times.length - 1, Math.max(0, Math.ceil(q * times.length) - 1))];
+  return { n: times.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}

@@ -37,25 +37,6 @@ export async function seedStats(sql) {
   return { exportable: n };
 }
 
-/** `count` requests one after another (after `warmups`), each timed: p50 and p95 in ms. */
-export async function sequentialLatency(url, headers, { warmups = 20, count = 200 } = {}) {
-  const once = async () => {
-    const response = await fetch(url, { headers });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${url}: ${response.status} ${text.slice(0, 300)}`);
-  };
-  for (let i = 0; i < warmups; i++) await once();
-  const times = [];
-  for (let i = 0; i < count; i++) {
-    const start = performance.now();
-    await once();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
-  return { p50: at(0.5), p95: at(0.95) };
-}
-
 function rssKb(pid) {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) : 0;

@@ -11,6 +11,7 @@ import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import type { PaymentProcessor } from './integrations/payments/index.js';
 import { createLocalStorage } from './integrations/storage/storage.js';
 import { registerLifecycleTimers } from './jobs/scheduler.js';
+import { registerBroadcastDelivery } from './jobs/broadcasts.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
@@ -120,7 +121,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers, lifecycleTimers } = await registerModules(app, {
+  const { outboxConsumers, lifecycleTimers, broadcasts } = await registerModules(app, {
     config,
     database,
     db,
@@ -134,6 +135,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
   registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
+  registerBroadcastDelivery(app, { broadcasts, intervalMs: config.broadcasts.intervalMs });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);

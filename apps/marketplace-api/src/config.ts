@@ -71,6 +71,9 @@ const schema = z.object({
   VAPID_PUBLIC_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{86,88}={0,2}$/, 'must be a base64url P-256 public key (web-push generate-vapid-keys)').optional(),
   VAPID_PRIVATE_KEY: z.string().trim().regex(/^[A-Za-z0-9_-]{42,44}={0,2}$/, 'must be a base64url P-256 private key (web-push generate-vapid-keys)').optional(),
   VAPID_SUBJECT: z.string().trim().regex(/^(mailto:|https:\/\/)\S+$/, 'must be a mailto: or https:// URL').optional(),
+  // Broadcasts: how often the job looks for one to send (0: never, tests drive it) and how many users a batch reaches.
+  BROADCAST_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  BROADCAST_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
   PLATFORM_TIME_ZONE: z.string().trim().refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris').default('Europe/Paris'),
 });
 
@@ -125,6 +128,8 @@ export interface Config extends CommonConfig {
   };
   /** Web push: notifications go to browsers' subscriptions when the VAPID keys are set. */
   push: { vapid?: { publicKey: string; privateKey: string; subject: string } };
+  /** The broadcasts job: its period in ms (0: off) and the users per batch. */
+  broadcasts: { intervalMs: number; batchSize: number };
 }
 
 /** Reads the environment once; nothing else in the app reads process.env. */
@@ -210,6 +215,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         parsed.VAPID_PUBLIC_KEY && parsed.VAPID_PRIVATE_KEY && parsed.VAPID_SUBJECT
           ? { publicKey: parsed.VAPID_PUBLIC_KEY, privateKey: parsed.VAPID_PRIVATE_KEY, subject: parsed.VAPID_SUBJECT }
           : undefined,
+    },
+    broadcasts: {
+      intervalMs: parsed.BROADCAST_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 2000),
+      batchSize: parsed.BROADCAST_BATCH_SIZE,
     },
   });
 }

@@ -21,7 +21,7 @@ export type TestApp = SharedTestApp<FastifyInstance, Schema, Config>;
 export function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
   return startTestApp({
     database: { schema, migrationsFolder, extensions },
-    config: () => loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', ...env }),
+    config: () => loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DATA_DIR: 'memory://', ...env }),
     build: (config, database) => buildApp(config, { ...overrides, database }),
   });
 }

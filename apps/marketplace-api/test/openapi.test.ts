@@ -103,6 +103,12 @@ POST /appointments/{appointment}/request-price-adjustment
 POST /appointments/{appointment}/accept-price-adjustment
 POST /appointments/{appointment}/reject-price-adjustment
 POST /admin/appointments/{appointment}/cancel
+GET /admin/content/{key}
+PUT /admin/content/{key}
+GET /content/{key}
+POST /admin/broadcast
+GET /admin/broadcasts
+GET /admin/broadcasts/{broadcast}
 `
   .trim()
   .split('\n')
@@ -125,9 +131,10 @@ registerClient registerPrestataire login loginPrestataire signInWithGoogle signI
 verifyEmail confirmEmail revertEmailChange resendVerificationEmail sendEmailVerificationOtp verifyEmailOtp
 forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp
 listCategories listServices getService listCities searchPrestataires lookupVehicle
-getPrestataireAvailability getPrestataireUpcomingSlots
+getPrestataireAvailability getPrestataireUpcomingSlots listPrestataireReviews
 openRealtimeSocket
 paymentWebhook
+getContent
 `
   .trim()
   .split(/\s+/);

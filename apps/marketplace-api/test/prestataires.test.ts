@@ -194,7 +194,7 @@ describe('GET /prestataires: search by place', () => {
       return queryRows<{ 'QUERY PLAN': string }>(
         tx,
         sql`explain select user_id from prestataire_profiles
-            where earth_box(ll_to_earth(45.7578, 4.832), 30000) @> ll_to_earth(latitude, longitude)`,
+            where earth_box(ll_to_earth(45.7578, 4.832), 30000) @> location`,
       );
     });
     expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('prestataire_profiles_location_idx');

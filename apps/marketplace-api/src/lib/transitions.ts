@@ -130,18 +130,21 @@ export async function transition<T extends PgTable, S extends string>(
     }
 
     const action = typeof move.action === 'function' ? move.action(before) : move.action;
-    await deps.recorder.record(
-      deps.actor,
-      action,
-      { type: machine.subjectType, id },
-      { before: machine.audit(previous), after: { ...machine.audit(row), ...move.details } },
-      tx,
-    );
-    await deps.outbox.publish(
-      deps.actor,
-      { type: action, subject: { type: machine.subjectType, id }, payload: { from: before, to: move.to, ...machine.audit(row), ...move.details } },
-      tx,
-    );
+    // Two independent inserts of the same transaction: sent together (pipelined on one connection).
+    await Promise.all([
+      deps.recorder.record(
+        deps.actor,
+        action,
+        { type: machine.subjectType, id },
+        { before: machine.audit(previous), after: { ...machine.audit(row), ...move.details } },
+        tx,
+      ),
+      deps.outbox.publish(
+        deps.actor,
+        { type: action, subject: { type: machine.subjectType, id }, payload: { from: before, to: move.to, ...machine.audit(row), ...move.details } },
+        tx,
+      ),
+    ]);
     return { row, previous, before };
   });
 }

@@ -72,6 +72,8 @@ import { prestataireProfileRoutes } from './prestataire-profile/prestataire-prof
 import { createPrestataireProfileService } from './prestataire-profile/prestataire-profile.service.js';
 import { prestatairesRoutes } from './prestataires/prestataires.routes.js';
 import { createPrestatairesService } from './prestataires/prestataires.service.js';
+import { reviewsRoutes } from './reviews/reviews.routes.js';
+import { createReviewsService } from './reviews/reviews.service.js';
 import { offersRoutes } from './offers/offers.routes.js';
 import { createOffersService } from './offers/offers.service.js';
 import { repairDataRoutes } from './repairdata/repairdata.routes.js';
@@ -97,6 +99,10 @@ import { createTariffGridsService } from './tariff-grids/tariff-grids.service.js
 import type { UsersService } from './users/users.service.js';
 import { vehiclesRoutes } from './vehicles/vehicles.routes.js';
 import { createVehiclesService } from './vehicles/vehicles.service.js';
+import { broadcastsRoutes } from './broadcasts/broadcasts.routes.js';
+import { createBroadcastsService } from './broadcasts/broadcasts.service.js';
+import { contentRoutes } from './content/content.routes.js';
+import { createContentService } from './content/content.service.js';
 import { adminStatsRoutes } from './admin-stats/admin-stats.routes.js';
 import { createAdminStatsService } from './admin-stats/admin-stats.service.js';
 import { prestataireDashboardRoutes } from './prestataire-dashboard/prestataire-dashboard.routes.js';
@@ -191,6 +197,15 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
   const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
   const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
+  // Broadcasts from the back office: the routes queue them, the job (jobs/broadcasts.ts) sends them in batches.
+  const broadcasts = createBroadcastsService({
+    db,
+    recorder,
+    mailer: deps.mailer,
+    push: deps.config.push.vapid ? createWebPushSender({ vapid: deps.config.push.vapid, agent: deps.pushAgent }) : undefined,
+    batchSize: deps.config.broadcasts.batchSize,
+    log: app.log,
+  });
   await app.register(
     async (api) => {
       await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
@@ -311,6 +326,12 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         const { vapid } = deps.config.push;
         if (vapid) outboxConsumers.push(createWebPushConsumer({ sender: createWebPushSender({ vapid, agent: deps.pushAgent }), log: app.log }));
       }
+      // Reviews: a client reviews its completed appointment, administrators moderate, the public reads
+      // the approved ones; each moderation move recomputes the prestataire's rating that search sorts by.
+      await api.register(reviewsRoutes({ reviews: createReviewsService({ db, recorder, outbox }) }));
+      // Editorial content (versioned by administrators, the latest public) and broadcasts with their progress.
+      await api.register(contentRoutes({ content: createContentService({ db, recorder }) }));
+      await api.register(broadcastsRoutes({ broadcasts }));
       // Dashboards, statistics and exports: the administrators' (platform time zone) and each
       // prestataire's own (its time zone); read-only, aggregated in SQL.
       {
@@ -320,5 +341,5 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     },
     { prefix: '/api/v1' },
   );
-  return { outboxConsumers, lifecycleTimers };
+  return { outboxConsumers, lifecycleTimers, broadcasts };
 }

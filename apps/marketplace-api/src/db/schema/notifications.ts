@@ -27,6 +27,10 @@ export const notifications = pgTable(
     // The unread badge counts a user's unread rows on every app start.
     uniqueIndex('notifications_event_user_unique').on(t.eventId, t.userId).where(sql`${t.eventId} is not null`),
     index('notifications_user_unread_idx').on(t.userId, t.createdAt.desc()).where(sql`${t.readAt} is null`),
+    // A broadcast reaches each user once, however often its batch is retried (jobs/broadcasts.ts).
+    uniqueIndex('notifications_broadcast_user_unique')
+      .on(t.userId, sql`(${t.data}->>'broadcast_id')`)
+      .where(sql`${t.type} = 'broadcast'`),
   ],
 );
 

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   check,
+  customType,
   doublePrecision,
   index,
   integer,
@@ -16,6 +17,12 @@ import {
 import { cities, services } from './catalogue.js';
 import { timestamps } from './columns.js';
 import { users } from './users.js';
+
+/**
+ * earthdistance's `earth` (a point on the sphere as a 3-D cube). Read and written by PostgreSQL
+ * only: the application never handles its text form.
+ */
+const earth = customType<{ data: string; driverData: string }>({ dataType: () => 'earth' });
 
 export const VALIDATION_STATUSES = ['pending', 'validated', 'rejected', 'documents_requested', 'suspended'] as const;
 export type ValidationStatus = (typeof VALIDATION_STATUSES)[number];
@@ -39,6 +46,9 @@ export const prestataireProfiles = pgTable(
     cityId: integer('city_id').references(() => cities.id, { onDelete: 'set null' }),
     latitude: doublePrecision('latitude'),
     longitude: doublePrecision('longitude'),
+    // The point the radius search reads, computed once when the coordinates change rather than for
+    // every candidate row of every search (null without coordinates).
+    location: earth('location').generatedAlwaysAs(sql`ll_to_earth(latitude, longitude)`),
     serviceRadiusKm: integer('service_radius_km').notNull().default(30),
     timezone: text('timezone').notNull().default('Europe/Paris'),
     hourlyRateCents: integer('hourly_rate_cents'),
@@ -58,9 +68,9 @@ export const prestataireProfiles = pgTable(
     index('prestataire_profiles_status_idx').on(t.validationStatus),
     index('prestataire_profiles_city_idx').on(t.cityId),
     index('prestataire_profiles_name_trgm_idx').using('gin', sql`${t.businessName} gin_trgm_ops`),
-    // The radius search's earth_box(…) @> ll_to_earth(latitude, longitude) (earthdistance) reads this
-    // index instead of computing a distance for every validated profile.
-    index('prestataire_profiles_location_idx').using('gist', sql`ll_to_earth(${t.latitude}, ${t.longitude})`),
+    // The radius search's earth_box(…) @> location (earthdistance) reads this index instead of
+    // computing a distance for every validated profile.
+    index('prestataire_profiles_location_idx').using('gist', t.location),
     check(
       'prestataire_profiles_status_valid',
       sql`${t.validationStatus} in ('pending', 'validated', 'rejected', 'documents_requested', 'suspended')`,

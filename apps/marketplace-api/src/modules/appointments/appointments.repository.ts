@@ -1,4 +1,4 @@
-import { aliasedTable, and, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { aliasedTable, and, count, desc, eq, gte, inArray, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { preparedOnce } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import {
@@ -92,6 +92,22 @@ export interface AppointmentFilter {
   to?: Date;
 }
 
+/**
+ * A page of appointments with their parties, vehicle and service: the page's ids are chosen first
+ * (the party's index, then the order), and only those rows are joined — not every appointment of
+ * the party before the limit.
+ */
+function pageOf(db: DbTx, where: SQL | undefined, limit: number | Placeholder, offset: number | Placeholder) {
+  const ids = db
+    .select({ id: appointments.id })
+    .from(appointments)
+    .where(where)
+    .orderBy(desc(appointments.startsAt), desc(appointments.id))
+    .limit(limit)
+    .offset(offset);
+  return selectView(db).where(inArray(appointments.id, ids)).orderBy(desc(appointments.startsAt), desc(appointments.id));
+}
+
 // A party's first pages without filters are the common path of both apps: prepared once per database.
 const partyColumn = { client: appointments.clientId, prestataire: appointments.prestataireId } as const;
 const unfilteredPage = {
@@ -103,12 +119,7 @@ function preparedPage(role: 'client' | 'prestataire') {
   return {
     // preparedOnce hands over the handle untyped; it is the app's database.
     rows: preparedOnce((db) =>
-      selectView(db as DbTx)
-        .where(own)
-        .orderBy(desc(appointments.startsAt), desc(appointments.id))
-        .limit(sql.placeholder('limit'))
-        .offset(sql.placeholder('offset'))
-        .prepare(`appointments_page_${role}`),
+      pageOf(db as DbTx, own, sql.placeholder('limit'), sql.placeholder('offset')).prepare(`appointments_page_${role}`),
     ),
     count: preparedOnce((db) => db.select({ n: count() }).from(appointments).where(own).prepare(`appointments_count_${role}`)),
   };
@@ -130,7 +141,7 @@ export async function listAppointments(db: DbTx, filter: AppointmentFilter, limi
   ];
   const where = and(...conditions);
   const [rows, [total]] = await Promise.all([
-    selectView(db).where(where).orderBy(desc(appointments.startsAt), desc(appointments.id)).limit(limit).offset(offset),
+    pageOf(db, where, limit, offset),
     db.select({ n: count() }).from(appointments).where(where),
   ]);
   return { rows, total: total?.n ?? 0 };

@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, gte, inArray, lt, lte, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { timestamptz } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import {
   absences,
@@ -20,15 +21,6 @@ export async function visibleTimezone(db: DbTx, prestataireId: number): Promise<
     .from(prestataireProfiles)
     .innerJoin(users, eq(users.id, prestataireProfiles.userId))
     .where(and(eq(prestataireProfiles.userId, prestataireId), visiblePrestataire()));
-  return row?.timezone;
-}
-
-/** The time zone of any prestataire profile (the one an offer or an appointment is judged in). */
-export async function timezoneOf(db: DbTx, prestataireId: number): Promise<string | undefined> {
-  const [row] = await db
-    .select({ timezone: prestataireProfiles.timezone })
-    .from(prestataireProfiles)
-    .where(eq(prestataireProfiles.userId, prestataireId));
   return row?.timezone;
 }
 
@@ -58,33 +50,71 @@ export async function absencesBetween(db: DbTx, prestataireId: number, from: Dat
     .orderBy(asc(absences.startsAt));
 }
 
-/** Active appointments of a prestataire overlapping `[from, to)`, but the one named. */
-export async function busyBetween(db: DbTx, prestataireId: number, from: Date, to: Date, ignoreAppointmentId?: number) {
-  return db
-    .select({ startsAt: appointments.startsAt, endsAt: appointments.endsAt })
-    .from(appointments)
-    .where(
-      and(
-        eq(appointments.prestataireId, prestataireId),
-        inArray(appointments.status, [...ACTIVE_APPOINTMENT_STATUSES]),
-        gt(appointments.endsAt, from),
-        lt(appointments.startsAt, to),
-        ignoreAppointmentId === undefined ? undefined : ne(appointments.id, ignoreAppointmentId),
-      ),
-    );
+/** What the slots of a window are computed from, read in one statement. */
+export interface ScheduleRead {
+  timezone: string;
+  /** Whether the public may see this prestataire (validated profile of an active account). */
+  visible: boolean;
+  weekly: { dayOfWeek: number; startTime: string; endTime: string }[];
+  closures: { startDate: string; endDate: string }[];
+  absences: { startsAt: Date; endsAt: Date }[];
+  busy: { startsAt: Date; endsAt: Date }[];
+  /** The service's duration here (own, else the catalogue's) when asked; null for an unknown or inactive service. */
+  serviceMinutes: number | null;
 }
 
-/** How long a service takes at this prestataire: its own duration, else the catalogue's; undefined for an unknown or inactive service. */
-export async function serviceDuration(db: DbTx, prestataireId: number, serviceId: number): Promise<number | undefined> {
+export interface ScheduleWindow {
+  /** Local dates, inclusive: the closures touching them. */
+  fromDate: string;
+  toDate: string;
+  /** Instants: the absences and active appointments overlapping `[first, last)`. */
+  first: Date;
+  last: Date;
+  ignoreAppointmentId?: number;
+  serviceId?: number;
+}
+
+const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::float8`;
+
+/**
+ * A prestataire's time zone, visibility, weekly hours, closures, absences and active appointments
+ * of a window (and a service's duration), in one round trip: the window is chosen by the caller
+ * wide enough for any time zone, since the zone is only known from this read.
+ */
+export async function scheduleOf(db: DbTx, prestataireId: number, w: ScheduleWindow): Promise<ScheduleRead | undefined> {
   const [row] = await db
     .select({
-      minutes: sql<number>`coalesce(${prestataireServices.durationMinutes}, ${services.durationMinutes})`.mapWith(Number),
+      timezone: prestataireProfiles.timezone,
+      visible: sql<boolean>`(${visiblePrestataire()})`,
+      weekly: sql<ScheduleRead['weekly']>`(select coalesce(json_agg(json_build_object('dayOfWeek', ${availabilities.dayOfWeek},
+          'startTime', ${availabilities.startTime}, 'endTime', ${availabilities.endTime})
+          order by ${availabilities.dayOfWeek}, ${availabilities.startTime}), '[]'::json)
+          from ${availabilities} where ${availabilities.prestataireId} = ${prestataireProfiles.userId})`,
+      closures: sql<ScheduleRead['closures']>`(select coalesce(json_agg(json_build_object('startDate', ${closures.startDate},
+          'endDate', ${closures.endDate}) order by ${closures.startDate}), '[]'::json)
+          from ${closures} where ${closures.prestataireId} = ${prestataireProfiles.userId}
+           and ${closures.endDate} >= ${w.fromDate} and ${closures.startDate} <= ${w.toDate})`,
+      absences: sql<[number, number][]>`(select coalesce(json_agg(json_build_array(${epochMs(sql`${absences.startsAt}`)}, ${epochMs(sql`${absences.endsAt}`)})
+          order by ${absences.startsAt}), '[]'::json)
+          from ${absences} where ${absences.prestataireId} = ${prestataireProfiles.userId}
+           and ${absences.endsAt} > ${timestamptz(w.first)} and ${absences.startsAt} < ${timestamptz(w.last)})`,
+      busy: sql<[number, number][]>`(select coalesce(json_agg(json_build_array(${epochMs(sql`${appointments.startsAt}`)}, ${epochMs(sql`${appointments.endsAt}`)})
+          order by ${appointments.startsAt}), '[]'::json)
+          from ${appointments} where ${appointments.prestataireId} = ${prestataireProfiles.userId}
+           and ${inArray(appointments.status, [...ACTIVE_APPOINTMENT_STATUSES])}
+           and ${appointments.endsAt} > ${timestamptz(w.first)} and ${appointments.startsAt} < ${timestamptz(w.last)}
+           ${w.ignoreAppointmentId === undefined ? sql`` : sql`and ${appointments.id} <> ${w.ignoreAppointmentId}`})`,
+      serviceMinutes:
+        w.serviceId === undefined
+          ? sql<number | null>`null::integer`
+          : sql<number | null>`(select coalesce(${prestataireServices.durationMinutes}, ${services.durationMinutes}) from ${services}
+              left join ${prestataireServices} on ${prestataireServices.serviceId} = ${services.id} and ${prestataireServices.prestataireId} = ${prestataireProfiles.userId}
+              where ${services.id} = ${w.serviceId} and ${services.active})`,
     })
-    .from(services)
-    .leftJoin(
-      prestataireServices,
-      and(eq(prestataireServices.serviceId, services.id), eq(prestataireServices.prestataireId, prestataireId)),
-    )
-    .where(and(eq(services.id, serviceId), eq(services.active, true)));
-  return row?.minutes;
+    .from(prestataireProfiles)
+    .innerJoin(users, eq(users.id, prestataireProfiles.userId))
+    .where(eq(prestataireProfiles.userId, prestataireId));
+  if (!row) return undefined;
+  const instants = (pairs: [number, number][]) => pairs.map(([s, e]) => ({ startsAt: new Date(s), endsAt: new Date(e) }));
+  return { ...row, absences: instants(row.absences), busy: instants(row.busy) };
 }

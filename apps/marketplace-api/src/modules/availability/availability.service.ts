@@ -1,14 +1,16 @@
 import { AppError } from '@repo/http';
 import { DateTime } from 'luxon';
 import type { DbTx } from '../../db/index.js';
+import type { Schedule } from './slots.js';
 import * as repo from './availability.repository.js';
-import { dateOf, dayNumber, datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock, type Schedule } from './slots.js';
+import { dateOf, dayNumber, datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock } from './slots.js';
 
 export type SlotVerdict = 'free' | 'past' | 'outside_hours' | 'busy';
 
 /** How far ahead the public availability shows closures and absences. */
 export const OVERVIEW_DAYS = 31;
 export const DEFAULT_DURATION_MINUTES = 60;
+const DAY = 86_400_000;
 
 /**
  * A prestataire's time, as clients book it: weekly hours, closures, absences, and the free slots of
@@ -24,18 +26,31 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
     return zone;
   }
 
-  async function schedule(db: DbTx, prestataireId: number, zone: string, from: string, days: number, ignoreAppointmentId?: number): Promise<Schedule> {
-    const clock = zoneClock(zone);
-    const firstDay = dayNumber(from);
-    const first = new Date(clock.instant(firstDay, 0));
-    const last = new Date(clock.instant(firstDay + days, 0));
-    const [weekly, closures, absences, busy] = await Promise.all([
-      repo.weeklyHoursOf(db, prestataireId),
-      repo.closuresBetween(db, prestataireId, from, dateOf(firstDay + days)),
-      repo.absencesBetween(db, prestataireId, first, last),
-      repo.busyBetween(db, prestataireId, first, last, ignoreAppointmentId),
-    ]);
-    return { timezone: zone, weekly, closures, absences, busy };
+  /**
+   * The schedule of the local days `from` … `from + days` (a date, or today in the prestataire's
+   * zone), read in one round trip: the zone comes with the read, so the window asked for is widened
+   * by a day on each side (no zone is more than 14 hours from UTC) and cut to the exact days here.
+   */
+  async function scheduleFor(
+    db: DbTx,
+    prestataireId: number,
+    days: number,
+    opts: { from?: string; visibleOnly: boolean; ignoreAppointmentId?: number; serviceId?: number },
+  ) {
+    const firstDay = (opts.from === undefined ? Math.floor(now().getTime() / DAY) : dayNumber(opts.from)) - 1;
+    const lastDay = firstDay + days + 2;
+    const read = await repo.scheduleOf(db, prestataireId, {
+      fromDate: dateOf(firstDay),
+      toDate: dateOf(lastDay),
+      first: new Date(firstDay * DAY),
+      last: new Date((lastDay + 1) * DAY),
+      ignoreAppointmentId: opts.ignoreAppointmentId,
+      serviceId: opts.serviceId,
+    });
+    if (!read || (opts.visibleOnly && !read.visible)) return undefined;
+    const from = opts.from ?? dateOf(zoneClock(read.timezone).dayOf(now().getTime()));
+    const schedule: Schedule = { timezone: read.timezone, weekly: read.weekly, closures: read.closures, absences: read.absences, busy: read.busy };
+    return { from, schedule, serviceMinutes: read.serviceMinutes };
   }
 
   return {
@@ -63,21 +78,20 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
      * `durationMinutes` long (default: the service's duration at this prestataire with `serviceId`, else 60).
      */
     async upcoming(prestataireId: number, query: { from?: string; days: number; durationMinutes?: number; serviceId?: number }) {
-      const zone = await visibleZone(prestataireId);
+      const read = await scheduleFor(deps.db, prestataireId, query.days, {
+        from: query.from,
+        visibleOnly: true,
+        serviceId: query.durationMinutes === undefined ? query.serviceId : undefined,
+      });
+      if (!read) throw AppError.notFound('Prestataire');
       let duration = query.durationMinutes;
       if (duration === undefined && query.serviceId !== undefined) {
-        duration = await repo.serviceDuration(deps.db, prestataireId, query.serviceId);
-        if (duration === undefined) throw AppError.validation({ service_id: ['Unknown or inactive service'] });
+        if (read.serviceMinutes === null) throw AppError.validation({ service_id: ['Unknown or inactive service'] });
+        duration = read.serviceMinutes;
       }
       duration ??= DEFAULT_DURATION_MINUTES;
-      const from = query.from ?? dateOf(zoneClock(zone).dayOf(now().getTime()));
-      const days = upcomingSlots(await schedule(deps.db, prestataireId, zone, from, query.days), {
-        from,
-        days: query.days,
-        durationMinutes: duration,
-        now: now(),
-      });
-      return { days, timezone: zone, durationMinutes: duration };
+      const days = upcomingSlots(read.schedule, { from: read.from, days: query.days, durationMinutes: duration, now: now() });
+      return { days, timezone: read.schedule.timezone, durationMinutes: duration };
     },
 
     /**
@@ -93,11 +107,17 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
     ): Promise<SlotVerdict> {
       if (startsAt.getTime() < now().getTime() + MIN_LEAD_MINUTES * 60_000) return 'past';
       if (endsAt.getTime() <= startsAt.getTime()) return 'outside_hours';
-      const db = opts.tx ?? deps.db;
-      const zone = await repo.timezoneOf(db, prestataireId);
-      if (!zone) return 'outside_hours';
-      const { from, days } = datesAround(startsAt, endsAt, zone);
-      const s = await schedule(db, prestataireId, zone, from, days, opts.ignoreAppointmentId);
+      // Every local day the range can touch in any zone: the UTC days around it, a day on each side.
+      const firstDay = Math.floor(startsAt.getTime() / DAY);
+      const span = Math.floor((endsAt.getTime() - 1) / DAY) - firstDay + 1;
+      const read = await scheduleFor(opts.tx ?? deps.db, prestataireId, span, {
+        from: dateOf(firstDay),
+        visibleOnly: false,
+        ignoreAppointmentId: opts.ignoreAppointmentId,
+      });
+      if (!read) return 'outside_hours';
+      const s = read.schedule;
+      const { from, days } = datesAround(startsAt, endsAt, s.timezone);
       if (!fitsIn(workingTime(s, from, days), startsAt, endsAt)) return 'outside_hours';
       const overlaps = s.busy.some((b) => b.startsAt.getTime() < endsAt.getTime() && startsAt.getTime() < b.endsAt.getTime());
       return overlaps ? 'busy' : 'free';

@@ -231,6 +231,13 @@ export const NOTIFICATION_CATALOGUE: Record<string, CatalogueEntry> = {
       en: fixed('Account suspended', 'Your provider account is suspended.'),
     },
   },
+  'review.approved': {
+    to: 'prestataire',
+    text: {
+      fr: (p) => ({ title: 'Nouvel avis publié', body: `Un avis de ${p.rating}/5 sur votre prestation est en ligne.` }),
+      en: (p) => ({ title: 'New review published', body: `A ${p.rating}/5 review of your service is now online.` }),
+    },
+  },
   'message.created': {
     to: 'recipient',
     text: {

@@ -204,34 +204,40 @@ export function createOffersService(deps: {
           to: 'accepted',
           action: 'offer.accepted',
         });
-        const { row: request } = await transition(tx, moveDeps(actor), serviceRequestMachine, offer.serviceRequestId, {
-          verb: 'accept an offer on',
-          from: LIVE_REQUEST_STATUSES,
-          to: 'accepted',
-          action: 'service_request.accepted',
-          set: () => ({ acceptedAt: now() }),
-          details: { offer_id: offer.id },
-        });
-        if (request.expiresAt <= now()) throw requestExpired(request);
         const endsAt = new Date(offer.proposedStartAt.getTime() + offer.durationMinutes * 60_000);
-        const verdict = await availability.checkSlot(offer.prestataireId, offer.proposedStartAt, endsAt, { tx });
+        // The request's move and the slot check do not depend on each other: sent together.
+        const [{ row: request }, verdict] = await Promise.all([
+          transition(tx, moveDeps(actor), serviceRequestMachine, offer.serviceRequestId, {
+            verb: 'accept an offer on',
+            from: LIVE_REQUEST_STATUSES,
+            to: 'accepted',
+            action: 'service_request.accepted',
+            set: () => ({ acceptedAt: now() }),
+            details: { offer_id: offer.id },
+          }),
+          availability.checkSlot(offer.prestataireId, offer.proposedStartAt, endsAt, { tx }),
+        ]);
+        if (request.expiresAt <= now()) throw requestExpired(request);
         if (verdict === 'busy') throw new AppError('conflict', 'The prestataire is no longer free at the proposed time');
         if (verdict !== 'free') {
           throw new AppError('conflict', verdict === 'past' ? 'The proposed time is too close or past' : 'The proposed time is no longer within the prestataire’s hours');
         }
-        await refusePendingOffers(tx, moveDeps(actor), request.id, 'another_offer_accepted', offer.id);
-        const appointment = await insertBooking(tx, { outbox, actor }, {
-          serviceRequestId: request.id,
-          offerId: offer.id,
-          clientId: request.clientId,
-          prestataireId: offer.prestataireId,
-          vehicleId: request.vehicleId,
-          serviceId: request.serviceId,
-          startsAt: offer.proposedStartAt,
-          endsAt,
-          priceCents: offer.amountCents,
-        });
-        return { offer: await present(tx, offer), appointment };
+        const [, appointment, presented] = await Promise.all([
+          refusePendingOffers(tx, moveDeps(actor), request.id, 'another_offer_accepted', offer.id),
+          insertBooking(tx, { outbox, actor }, {
+            serviceRequestId: request.id,
+            offerId: offer.id,
+            clientId: request.clientId,
+            prestataireId: offer.prestataireId,
+            vehicleId: request.vehicleId,
+            serviceId: request.serviceId,
+            startsAt: offer.proposedStartAt,
+            endsAt,
+            priceCents: offer.amountCents,
+          }),
+          present(tx, offer),
+        ]);
+        return { offer: presented, appointment };
       });
     },
 

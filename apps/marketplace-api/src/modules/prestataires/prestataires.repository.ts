@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import {
   availabilities,
@@ -31,9 +31,10 @@ const float = (value: number) => sql`${value}::double precision`;
 
 /**
  * Points on the Earth as earthdistance models them (a sphere of radius earth(), 6378.168 km). The
- * profile's expression is the one prestataire_profiles_location_idx indexes; null without coordinates.
+ * profile's point is its stored `location` column, which prestataire_profiles_location_idx indexes;
+ * null without coordinates.
  */
-const profilePoint = sql`ll_to_earth(${prestataireProfiles.latitude}, ${prestataireProfiles.longitude})`;
+const profilePoint = sql`${prestataireProfiles.location}`;
 const point = (origin: { latitude: number; longitude: number }) => sql`ll_to_earth(${float(origin.latitude)}, ${float(origin.longitude)})`;
 
 /** Great-circle distance in km from a point to the profile's coordinates (null when it has none). */
@@ -75,6 +76,12 @@ export interface SearchRow {
   photoKey: string | null;
 }
 
+export interface OfferedService {
+  id: number;
+  slug: string;
+  name: string;
+}
+
 export async function search(db: DbTx, filters: SearchFilters, limit: number, offset: number) {
   const { origin, serviceId, categoryId, q, minRating } = filters;
   const distance = origin ? distanceKm(origin) : sql<number | null>`null::double precision`;
@@ -107,48 +114,47 @@ export async function search(db: DbTx, filters: SearchFilters, limit: number, of
   else order.push(sql`${prestataireProfiles.hourlyRateCents} asc nulls last`);
   order.push(asc(prestataireProfiles.userId));
 
-  const [rows, [total]] = await Promise.all([
-    db
-      .select({
-        id: prestataireProfiles.userId,
-        businessName: prestataireProfiles.businessName,
-        description: prestataireProfiles.description,
-        city: prestataireProfiles.city,
-        postalCode: prestataireProfiles.postalCode,
-        latitude: prestataireProfiles.latitude,
-        longitude: prestataireProfiles.longitude,
-        distanceKm: distance,
-        ratingAverage: prestataireProfiles.ratingAverage,
-        ratingCount: prestataireProfiles.ratingCount,
-        hourlyRateCents: prestataireProfiles.hourlyRateCents,
-        servicePriceCents: servicePrice,
-        photoKey: users.photoKey,
-      })
-      .from(prestataireProfiles)
-      .innerJoin(users, eq(users.id, prestataireProfiles.userId))
-      .where(where)
-      .orderBy(...order)
-      .limit(limit)
-      .offset(offset),
-    db
+  // One statement: the page, the total over the whole match (a window count, computed before the
+  // limit) and each listed prestataire's services (evaluated for the page's rows only).
+  const rows = await db
+    .select({
+      id: prestataireProfiles.userId,
+      businessName: prestataireProfiles.businessName,
+      description: prestataireProfiles.description,
+      city: prestataireProfiles.city,
+      postalCode: prestataireProfiles.postalCode,
+      latitude: prestataireProfiles.latitude,
+      longitude: prestataireProfiles.longitude,
+      distanceKm: distance,
+      ratingAverage: prestataireProfiles.ratingAverage,
+      ratingCount: prestataireProfiles.ratingCount,
+      hourlyRateCents: prestataireProfiles.hourlyRateCents,
+      servicePriceCents: servicePrice,
+      photoKey: users.photoKey,
+      services: sql<OfferedService[]>`(select coalesce(json_agg(json_build_object('id', ${services.id}, 'slug', ${services.slug}, 'name', ${services.name})
+          order by ${serviceCategories.position}, ${services.position}, ${services.id}), '[]'::json)
+          from ${prestataireServices}
+          join ${services} on ${services.id} = ${prestataireServices.serviceId}
+          join ${serviceCategories} on ${serviceCategories.id} = ${services.categoryId}
+         where ${prestataireServices.prestataireId} = ${prestataireProfiles.userId} and ${services.active})`,
+      total: sql<number>`(count(*) over ())::int`,
+    })
+    .from(prestataireProfiles)
+    .innerJoin(users, eq(users.id, prestataireProfiles.userId))
+    .where(where)
+    .orderBy(...order)
+    .limit(limit)
+    .offset(offset);
+  // A page past the end has no row to carry the total: count it alone.
+  if (rows.length === 0 && offset > 0) {
+    const [counted] = await db
       .select({ n: count() })
       .from(prestataireProfiles)
       .innerJoin(users, eq(users.id, prestataireProfiles.userId))
-      .where(where),
-  ]);
-  return { rows: rows satisfies SearchRow[], total: total?.n ?? 0 };
-}
-
-/** The active services of several prestataires, in catalogue order. */
-export async function servicesOf(db: DbTx, prestataireIds: number[]) {
-  if (prestataireIds.length === 0) return [];
-  return db
-    .select({ prestataireId: prestataireServices.prestataireId, id: services.id, slug: services.slug, name: services.name })
-    .from(prestataireServices)
-    .innerJoin(services, eq(services.id, prestataireServices.serviceId))
-    .innerJoin(serviceCategories, eq(serviceCategories.id, services.categoryId))
-    .where(and(inArray(prestataireServices.prestataireId, prestataireIds), eq(services.active, true)))
-    .orderBy(asc(serviceCategories.position), asc(services.position), asc(services.id));
+      .where(where);
+    return { rows: [], total: counted?.n ?? 0 };
+  }
+  return { rows: rows.map(({ total: _, ...row }) => row) satisfies (SearchRow & { services: OfferedService[] })[], total: rows[0]?.total ?? 0 };
 }
 
 /** The profile of a publicly visible prestataire, or undefined. */

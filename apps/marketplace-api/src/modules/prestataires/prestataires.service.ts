@@ -18,49 +18,39 @@ export function createPrestatairesService(deps: { db: DbTx }) {
   return {
     /** Validated prestataires near a point or a city, offering a service or a category, by distance, rating or price. */
     async search(query: SearchPrestatairesQuery) {
-      const [city, service, category] = await Promise.all([
-        query.city_id === undefined ? undefined : catalogue.findCity(db, query.city_id),
+      // The catalogue lookups only decide between an answer and a 422: they run beside the search.
+      const origin =
+        query.latitude !== undefined && query.longitude !== undefined ? { latitude: query.latitude, longitude: query.longitude } : undefined;
+      const city = query.city_id === undefined ? undefined : await catalogue.findCity(db, query.city_id);
+      const [service, category, found] = await Promise.all([
         query.service_id === undefined ? undefined : catalogue.findActiveService(db, query.service_id),
         query.category_id === undefined ? undefined : catalogue.findCategory(db, query.category_id),
+        query.city_id !== undefined && !city
+          ? undefined
+          : repo.search(
+              db,
+              {
+                origin: city ? { latitude: city.latitude, longitude: city.longitude } : origin,
+                radiusKm: query.radius_km,
+                serviceId: query.service_id,
+                categoryId: query.category_id,
+                q: query.q,
+                minRating: query.min_rating,
+                sort: query.sort ?? (city || origin ? 'distance' : 'rating'),
+              },
+              query.per_page,
+              pageOffset(query.page, query.per_page),
+            ),
       ]);
       const unknown: Record<string, string[]> = {};
       if (query.city_id !== undefined && !city) unknown.city_id = ['Unknown city'];
       if (query.service_id !== undefined && !service) unknown.service_id = ['Unknown service'];
       if (query.category_id !== undefined && !category) unknown.category_id = ['Unknown category'];
-      if (Object.keys(unknown).length > 0) throw AppError.validation(unknown);
+      if (Object.keys(unknown).length > 0 || !found) throw AppError.validation(unknown);
 
-      const origin = city
-        ? { latitude: city.latitude, longitude: city.longitude }
-        : query.latitude !== undefined && query.longitude !== undefined
-          ? { latitude: query.latitude, longitude: query.longitude }
-          : undefined;
-      const { rows, total } = await repo.search(
-        db,
-        {
-          origin,
-          radiusKm: query.radius_km,
-          serviceId: query.service_id,
-          categoryId: query.category_id,
-          q: query.q,
-          minRating: query.min_rating,
-          sort: query.sort ?? (origin ? 'distance' : 'rating'),
-        },
-        query.per_page,
-        pageOffset(query.page, query.per_page),
-      );
-      const offered = await repo.servicesOf(
-        db,
-        rows.map((r) => r.id),
-      );
-      const servicesById = new Map<number, { id: number; slug: string; name: string }[]>();
-      for (const { prestataireId, ...s } of offered) {
-        const list = servicesById.get(prestataireId) ?? [];
-        list.push(s);
-        servicesById.set(prestataireId, list);
-      }
       return {
-        rows: rows.map((row) => ({ row, services: servicesById.get(row.id) ?? [] })),
-        meta: pageMeta(query.page, query.per_page, total),
+        rows: found.rows.map(({ services, ...row }) => ({ row, services })),
+        meta: pageMeta(query.page, query.per_page, found.total),
       };
     },
 

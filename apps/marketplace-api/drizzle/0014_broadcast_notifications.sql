@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX "notifications_broadcast_user_unique" ON "notifications" USING btree ("user_id",("data"->>'broadcast_id')) WHERE "notifications"."type" = 'broadcast';
