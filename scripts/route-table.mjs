@@ -50,9 +50,9 @@ if (process.argv.includes('--write')) {
   const readme = `${root}README.md`;
   let text = readFileSync(readme, 'utf8');
   for (const [name, body] of Object.entries(tables)) {
-    const pattern = new RegExp(`(<!-- routes:${name} -->\\n)[\\s\\S]*?(\\n<!-- /routes:${name} -->)`);
+    const pattern = new RegExp(`(<!-- routes:${name} -->)[\\s\\S]*?(<!-- /routes:${name} -->)`);
     if (!pattern.test(text)) throw new Error(`README.md has no <!-- routes:${name} --> … <!-- /routes:${name} --> markers`);
-    text = text.replace(pattern, `$1${body}$2`);
+    text = text.replace(pattern, (_, open, close) => `${open}\n${body}\n${close}`);
   }
   writeFileSync(readme, text);
   console.log('README.md route tables written');
