@@ -18,7 +18,10 @@ export async function seedStats(sql) {
     select a.id, a.client_id, a.prestataire_id, a.price_cents, a.price_cents / 10, 'succeeded', 'builtin', 'pi_bench_' || a.id,
            'bench_secret', coalesce(a.completed_at, now()) - make_interval(days => a.id % 365), coalesce(a.completed_at, now()) - make_interval(days => a.id % 365)
       from appointments a
-     where a.status = 'completed' and a.price_cents > 0 and not exists (select 1 from payments p where p.appointment_id = a.id)`;
+     where a.status = 'completed' and a.price_cents > 0
+    -- Not an anti-join on payments: read while it is written, a table never analysed was scanned
+    -- once per inserted row.
+    on conflict (appointment_id) do nothing`;
   await sql`
     update prestataire_profiles set validation_status = case when user_id % 2 = 0 then 'pending' else 'documents_requested' end
      where user_id in (select user_id from prestataire_profiles order by user_id limit 200)`;

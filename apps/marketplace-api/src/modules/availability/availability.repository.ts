@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
-import { timestamptz } from '@repo/db';
+import { preparedOnce } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import {
   absences,
@@ -76,13 +76,16 @@ export interface ScheduleWindow {
 
 const epochMs = (column: SQL) => sql`(extract(epoch from ${column}) * 1000)::float8`;
 
+const ph = (name: string) => sql.placeholder(name);
+
 /**
  * A prestataire's time zone, visibility, weekly hours, closures, absences and active appointments
  * of a window (and a service's duration), in one round trip: the window is chosen by the caller
- * wide enough for any time zone, since the zone is only known from this read.
+ * wide enough for any time zone, since the zone is only known from this read. On the path of every
+ * slots page and booking: built and prepared once per database, every value a placeholder.
  */
-export async function scheduleOf(db: DbTx, prestataireId: number, w: ScheduleWindow): Promise<ScheduleRead | undefined> {
-  const [row] = await db
+const scheduleQuery = preparedOnce((db) =>
+  (db as DbTx)
     .select({
       timezone: prestataireProfiles.timezone,
       visible: sql<boolean>`(${visiblePrestataire()})`,
@@ -93,27 +96,37 @@ export async function scheduleOf(db: DbTx, prestataireId: number, w: ScheduleWin
       closures: sql<ScheduleRead['closures']>`(select coalesce(json_agg(json_build_object('startDate', ${closures.startDate},
           'endDate', ${closures.endDate}) order by ${closures.startDate}), '[]'::json)
           from ${closures} where ${closures.prestataireId} = ${prestataireProfiles.userId}
-           and ${closures.endDate} >= ${w.fromDate} and ${closures.startDate} <= ${w.toDate})`,
+           and ${closures.endDate} >= ${ph('fromDate')}::date and ${closures.startDate} <= ${ph('toDate')}::date)`,
       absences: sql<[number, number][]>`(select coalesce(json_agg(json_build_array(${epochMs(sql`${absences.startsAt}`)}, ${epochMs(sql`${absences.endsAt}`)})
           order by ${absences.startsAt}), '[]'::json)
           from ${absences} where ${absences.prestataireId} = ${prestataireProfiles.userId}
-           and ${absences.endsAt} > ${timestamptz(w.first)} and ${absences.startsAt} < ${timestamptz(w.last)})`,
+           and ${absences.endsAt} > ${ph('first')}::timestamptz and ${absences.startsAt} < ${ph('last')}::timestamptz)`,
       busy: sql<[number, number][]>`(select coalesce(json_agg(json_build_array(${epochMs(sql`${appointments.startsAt}`)}, ${epochMs(sql`${appointments.endsAt}`)})
           order by ${appointments.startsAt}), '[]'::json)
           from ${appointments} where ${appointments.prestataireId} = ${prestataireProfiles.userId}
            and ${inArray(appointments.status, [...ACTIVE_APPOINTMENT_STATUSES])}
-           and ${appointments.endsAt} > ${timestamptz(w.first)} and ${appointments.startsAt} < ${timestamptz(w.last)}
-           ${w.ignoreAppointmentId === undefined ? sql`` : sql`and ${appointments.id} <> ${w.ignoreAppointmentId}`})`,
-      serviceMinutes:
-        w.serviceId === undefined
-          ? sql<number | null>`null::integer`
-          : sql<number | null>`(select coalesce(${prestataireServices.durationMinutes}, ${services.durationMinutes}) from ${services}
-              left join ${prestataireServices} on ${prestataireServices.serviceId} = ${services.id} and ${prestataireServices.prestataireId} = ${prestataireProfiles.userId}
-              where ${services.id} = ${w.serviceId} and ${services.active})`,
+           and ${appointments.endsAt} > ${ph('first')}::timestamptz and ${appointments.startsAt} < ${ph('last')}::timestamptz
+           and (${ph('ignoreAppointmentId')}::int is null or ${appointments.id} <> ${ph('ignoreAppointmentId')}::int))`,
+      serviceMinutes: sql<number | null>`(select coalesce(${prestataireServices.durationMinutes}, ${services.durationMinutes}) from ${services}
+          left join ${prestataireServices} on ${prestataireServices.serviceId} = ${services.id} and ${prestataireServices.prestataireId} = ${prestataireProfiles.userId}
+          where ${services.id} = ${ph('serviceId')}::int and ${services.active})`,
     })
     .from(prestataireProfiles)
     .innerJoin(users, eq(users.id, prestataireProfiles.userId))
-    .where(eq(prestataireProfiles.userId, prestataireId));
+    .where(eq(prestataireProfiles.userId, ph('prestataireId')))
+    .prepare('availability_schedule'),
+);
+
+export async function scheduleOf(db: DbTx, prestataireId: number, w: ScheduleWindow): Promise<ScheduleRead | undefined> {
+  const [row] = await scheduleQuery(db).execute({
+    prestataireId,
+    fromDate: w.fromDate,
+    toDate: w.toDate,
+    first: w.first.toISOString(),
+    last: w.last.toISOString(),
+    ignoreAppointmentId: w.ignoreAppointmentId ?? null,
+    serviceId: w.serviceId ?? null,
+  });
   if (!row) return undefined;
   const instants = (pairs: [number, number][]) => pairs.map(([s, e]) => ({ startsAt: new Date(s), endsAt: new Date(e) }));
   return { ...row, absences: instants(row.absences), busy: instants(row.busy) };
