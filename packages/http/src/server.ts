@@ -4,11 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import {
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Redis } from 'ioredis';
 import { UNSTORABLE_TEXT_MESSAGE, unstorableTextPaths } from '@repo/schemas';
 import { registerBodyGuards } from './body-guards.js';
@@ -16,6 +12,7 @@ import { errorHandlerPlugin, handleFrameworkError } from './error-handler.js';
 import { AppError } from './errors.js';
 import { serializeError } from './log-errors.js';
 import { openApiOptions } from './openapi.js';
+import { serializerCompiler } from './serializer.js';
 
 export interface ServerOptions {
   logLevel: string;
