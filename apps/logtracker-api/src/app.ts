@@ -122,8 +122,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     webhookGuard,
   });
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
-  registerRetention(app, { config, db: database.customPlanDb });
-  registerMaintenance(app, { config, db: database.customPlanDb });
+  // Retention and maintenance run on one instance at a time (an advisory lock: database.exclusive).
+  registerRetention(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
+  registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   registerLogStatistics(app, { db: database.customPlanDb, events });
   return app;
 }

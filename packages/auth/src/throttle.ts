@@ -105,8 +105,9 @@ export function createLoginThrottle(options: LoginThrottleOptions | (() => numbe
   const waits = source('login_wait');
   const perIp = createThrottle({ maxFailures: opts.ipMaxFailures ?? 100, windowMs: opts.ipWindowMs ?? 15 * 60_000, counters: source, namespace: 'login_ip' }, now);
 
-  // A NUL cannot occur in a validated e-mail, so the pair key is unambiguous.
-  const pairKey = (email: string, ip: string) => `${email.toLowerCase()}\u0000${clientKey(ip)}`;
+  // A client key holds no space, so the pair key is unambiguous (read from its end); and no NUL,
+  // which PostgreSQL cannot store.
+  const pairKey = (email: string, ip: string) => `${email.toLowerCase()} ${clientKey(ip)}`;
 
   return {
     /** 429 with Retry-After while the pair waits out its delay, or the IP is over its ceiling. */

@@ -80,6 +80,19 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
 /** What `exclusive` answers when another instance holds the lock. */
 export const SKIPPED: unique symbol = Symbol('skipped');
 
+/** A database's `exclusive` (see DatabaseHandle), as the jobs take it. */
+export type Exclusive = <T>(name: string, work: () => Promise<T>) => Promise<T | typeof SKIPPED>;
+
+/**
+ * Runs one tick of a background job once across the app's instances: under `exclusive` when given
+ * (the tick answers `skipped` when another instance is running it), or plainly (one process).
+ */
+export async function onceAcrossInstances<T>(exclusive: Exclusive | undefined, name: string, work: () => Promise<T>, skipped: () => T): Promise<T> {
+  if (!exclusive) return work();
+  const result = await exclusive(name, work);
+  return result === SKIPPED ? skipped() : result;
+}
+
 /**
  * The client with every statement that has parameters prepared (named, kept per connection): Drizzle
  * runs its queries unprepared, and postgres.js then needs a round trip to learn the parameter
