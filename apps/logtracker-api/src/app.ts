@@ -1,6 +1,6 @@
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
-import { countHit, createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
+import { createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
@@ -80,7 +80,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     cors: config.cors,
     rateLimit: {
       ...config.rateLimit,
-      countHit: (key, windowMs) => countHit(database.db, key, windowMs),
+      countHit: shared.countHit,
       identify: (request) => app.auth.peekSubject(request),
       // On the routes that take ingest keys, a key verified lately has a budget of its own, keyed
       // by its hash so no one can spend another's.

@@ -14,7 +14,7 @@ const DAY = 86_400_000;
 const quiet: JobLogger = { info: () => {}, error: () => {} };
 
 // The shared stores under test: the database always, Redis when CI provides one.
-const stores = [
+const stores: { store: string; env: Record<string, string> }[] = [
   { store: 'postgres', env: {} },
   ...(process.env.TEST_REDIS_URL ? [{ store: 'redis', env: { REDIS_URL: process.env.TEST_REDIS_URL } }] : []),
 ];

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
-import { countHit, createDatabase, type DatabaseHandle } from '@repo/db';
+import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { extensions, migrationsFolder, schema, type Schema } from './db/index.js';
@@ -84,7 +84,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     rateLimit: {
       ...config.rateLimit,
       identify: (request) => app.auth.peekSubject(request),
-      countHit: (key, windowMs) => countHit(db, key, windowMs),
+      countHit: shared.countHit,
     },
     docs: {
       title: 'Automotive Services Marketplace API',

@@ -8,7 +8,7 @@ import { extensions, migrationsFolder, schema, type Schema } from '../src/db/ind
 import { buildTestApp, createClient, expectError, unique, type TestApp } from './helpers.js';
 
 // The shared stores under test: the database always, Redis when CI provides one.
-const stores = [
+const stores: { store: string; env: Record<string, string> }[] = [
   { store: 'postgres', env: {} },
   ...(process.env.TEST_REDIS_URL ? [{ store: 'redis', env: { REDIS_URL: process.env.TEST_REDIS_URL } }] : []),
 ];

@@ -1,4 +1,4 @@
-import { purgeExpiredCounters, rateLimitCounters, type DbOrTx } from '@repo/db';
+import { createRequestCounter, purgeExpiredCounters, rateLimitCounters, type DbOrTx, type RequestCounter } from '@repo/db';
 import { Redis } from 'ioredis';
 import { RateLimiterDrizzle, RateLimiterRedis, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 
@@ -135,7 +135,12 @@ export function openSharedCounters(options: {
   db: DbOrTx;
   redisUrl?: string;
   onError: (error: Error, what: string) => void;
-}): { counters?: CounterSource; close: () => Promise<void> } {
+}): {
+  counters?: CounterSource;
+  /** The request rate limiter's counter for the `postgres` store (see createRequestCounter); Redis has the plugin's own. */
+  countHit?: RequestCounter['hit'];
+  close: () => Promise<void>;
+} {
   if (options.store === 'memory') return { close: async () => {} };
   if (options.store === 'redis' && options.redisUrl) {
     const redis = new Redis(options.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 });
@@ -149,6 +154,7 @@ export function openSharedCounters(options: {
     };
   }
   const { db } = options;
+  const requests = createRequestCounter(db, { onError: (error) => options.onError(error as Error, 'shared counters: request counts not saved') });
   let purging: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     purging = purgeExpiredCounters(db).catch((error: Error) => options.onError(error, 'shared counters: purging expired ones failed'));
@@ -156,9 +162,11 @@ export function openSharedCounters(options: {
   timer.unref();
   return {
     counters: sharedCounters({ db }),
+    countHit: requests.hit,
     close: async () => {
       clearInterval(timer);
       await purging;
+      await requests.close();
     },
   };
 }

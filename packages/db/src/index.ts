@@ -293,6 +293,6 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
-export { countHit, purgeExpiredCounters, rateLimitCounters } from './counters.js';
+export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createFanout, fanoutPayloads, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

@@ -176,10 +176,10 @@ export interface FoundationOptions {
     store: 'memory' | 'postgres' | 'redis';
     redisUrl?: string;
     /**
-     * Counts one request on a key in a fixed window, answering its count and the milliseconds left
-     * (one round trip: see `countHit` in @repo/db): the `postgres` store.
+     * Counts one request on a key with its limit in a fixed window, answering its count and the
+     * milliseconds left (see `createRequestCounter` in @repo/db): the `postgres` store.
      */
-    countHit?: (key: string, windowMs: number) => Promise<{ current: number; ttl: number }>;
+    countHit?: (key: string, windowMs: number, max: number) => Promise<{ current: number; ttl: number }>;
     /** Names the authenticated caller of a request cheaply (no database), or undefined for a public caller. */
     identify?: (request: FastifyRequest) => string | undefined;
     /**
@@ -296,8 +296,8 @@ function sharedStore(countHit: NonNullable<FoundationOptions['rateLimit']['count
       readonly prefix = 'request:',
     ) {}
 
-    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number) {
-      countHit(this.prefix + key, timeWindow).then(
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number) {
+      countHit(this.prefix + key, timeWindow, max).then(
         (result) => callback(null, result),
         (error: Error) => callback(error),
       );
