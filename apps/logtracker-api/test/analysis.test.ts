@@ -70,7 +70,7 @@ describe('POST /api/projects/{id}/analyze', () => {
         and(
           eq(logs.projectId, projectId),
           sql`not exists (select 1 from log_patterns lp
-                           where lp.project_id = ${logs.projectId} and lp.log_id = ${logs.id})`,
+                           where lp.project_id = ${logs.projectId} and lp.timestamp = ${logs.timestamp} and lp.log_id = ${logs.id})`,
         ),
       );
     expect(untagged?.n).toBe(0);

@@ -26,10 +26,11 @@ export const patterns = pgTable(
 /**
  * The pattern of each mined log, beside the log rather than in it: tagging a million logs writes a
  * million narrow rows here, where updating them in the logs table rewrote every row and every
- * index entry of it (the trigram index above all), several times slower. Keyed by the log's id
- * within its project (mining goes in id order, so the key grows at its end), with the log's time
- * and level, so the analysis counts patterns without reading the logs; rows go with their logs
- * (retention, project deletion).
+ * index entry of it (the trigram index above all), several times slower. Keyed by the log's time
+ * and id within its project, as the logs' own index orders them: mining goes in that order, so the
+ * key grows at its end and a page of logs finds its tags in one stretch of it; expired tags are a
+ * prefix of the project's. With the log's level; rows go with their logs (retention, project
+ * deletion).
  */
 export const logPatterns = pgTable(
   'log_patterns',
@@ -41,7 +42,7 @@ export const logPatterns = pgTable(
     patternId: integer('pattern_id').notNull(),
   },
   (t) => [
-    primaryKey({ name: 'log_patterns_pkey', columns: [t.projectId, t.logId] }),
+    primaryKey({ name: 'log_patterns_pkey', columns: [t.projectId, t.timestamp, t.logId] }),
     index('log_patterns_pattern_time_idx').on(t.projectId, t.patternId, t.timestamp.desc(), t.logId.desc()),
   ],
 );

@@ -24,7 +24,8 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     filters.search ? ilike(logs.message, likePattern(filters.search)) : undefined,
     filters.patternId
       ? sql`exists (select 1 from ${logPatterns} lp
-                     where lp.project_id = ${projectId} and lp.log_id = ${logs.id} and lp.pattern_id = ${filters.patternId})`
+                     where lp.project_id = ${projectId} and lp.timestamp = ${logs.timestamp} and lp.log_id = ${logs.id}
+                       and lp.pattern_id = ${filters.patternId})`
       : undefined,
     ...(filters.after
       ? [

@@ -124,7 +124,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
         query.cursor ? 0 : pageOffset(page, per_page),
       );
       const last = rows.at(-1);
-      const tags = await patternsOfLogs(db, projectId, rows.map((r) => r.id));
+      const tags = await patternsOfLogs(db, projectId, rows);
       return {
         rows: rows.map((r) => ({ ...r, patternId: tags.get(r.id) ?? null })),
         meta: {
@@ -138,7 +138,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     async get(actor: Actor, logId: number) {
       const log = await repo.findLogForMember(db, logId, actor.userId);
       if (!log) throw AppError.notFound('Log');
-      const tags = await patternsOfLogs(db, log.projectId, [log.id]);
+      const tags = await patternsOfLogs(db, log.projectId, [log]);
       return { ...log, patternId: tags.get(log.id) ?? null };
     },
   };

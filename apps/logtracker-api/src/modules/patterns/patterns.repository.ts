@@ -59,7 +59,8 @@ export function logsToMine(db: DbTx, projectId: number, from: Date, to: Date, af
                             order by l.timestamp nulls first, l.id nulls first
                             limit ${limit}) p
                      left join lateral (select lp.pattern_id from log_patterns lp
-                                         where lp.project_id = ${projectId} and lp.log_id = p.id
+                                         where lp.project_id = ${projectId} and lp.timestamp = p.timestamp
+                                           and lp.log_id = p.id
                                          limit 1) t on true
                     order by p.timestamp nulls first, p.id nulls first`;
   // Planned generically: to a plan made for its id, a project whose logs and tags the statistics
@@ -135,7 +136,7 @@ export async function tagLogs(db: DbTx, projectId: number, tags: PatternTag[]): 
     }
     const rows = await queryRows<{ log_id: number | string }>(
       db,
-      insertTagsSql(projectId, chunk, sql`on conflict (project_id, log_id) do nothing returning log_id`),
+      insertTagsSql(projectId, chunk, sql`on conflict (project_id, timestamp, log_id) do nothing returning log_id`),
     );
     const ids = new Set(rows.map((r) => String(r.log_id)));
     written.push(...chunk.filter((t) => ids.has(String(t.log.id))));
@@ -201,13 +202,20 @@ export async function mergePattern(db: DbTx, projectId: number, fromPatternId: n
   await db.delete(patterns).where(and(eq(patterns.projectId, projectId), eq(patterns.id, fromPatternId)));
 }
 
-/** The pattern of each of these logs that has one. */
-export async function patternsOfLogs(db: DbTx, projectId: number, logIds: number[]) {
-  if (logIds.length === 0) return new Map<number, number>();
+/**
+ * The pattern of each of these logs that has one. A log's time comes to the millisecond (a Date),
+ * the tag's to the microsecond: each is found within its millisecond, by the key.
+ */
+export async function patternsOfLogs(db: DbTx, projectId: number, found: { id: number; timestamp: Date }[]) {
+  if (found.length === 0) return new Map<number, number>();
   const rows = await queryRows<{ log_id: number | string; pattern_id: number }>(
     db,
-    sql`select log_id, pattern_id from log_patterns
-         where project_id = ${projectId} and log_id = any(${arrayLiteral(logIds)}::bigint[])`,
+    sql`select lp.log_id, lp.pattern_id
+          from unnest(${arrayLiteral(found.map((l) => l.id))}::bigint[],
+                      ${arrayLiteral(found.map((l) => l.timestamp.toISOString()))}::timestamptz[]) as u(id, at)
+          join log_patterns lp
+            on lp.project_id = ${projectId} and lp.timestamp >= u.at and lp.timestamp < u.at + interval '1 millisecond'
+           and lp.log_id = u.id`,
   );
   return new Map(rows.map((r) => [Number(r.log_id), r.pattern_id]));
 }
