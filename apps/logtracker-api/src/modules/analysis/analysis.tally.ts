@@ -18,8 +18,12 @@ export interface KeyedCount {
  */
 export class AnalysisTally {
   private readonly fromMs: number;
-  private readonly toMs: number;
-  private readonly previousFromMs: number;
+  /** The bounds as the mining read writes times (`…T19:15:51.782692Z`): text of one width compares as time does. */
+  private readonly fromText: string;
+  private readonly toText: string;
+  private readonly previousFromText: string;
+  /** Where each bucket of the range starts, as text. */
+  private readonly bucketStarts: string[] = [];
   private readonly levels: ReadonlySet<LogLevel>;
   /** Per pattern: the count in the range and per bucket index. */
   private readonly patterns = new Map<number, { n: number; buckets: Map<number, number> }>();
@@ -31,17 +35,18 @@ export class AnalysisTally {
     private readonly range: { previousFrom: Date; from: Date; to: Date; bucketMs: number; levels: readonly LogLevel[] },
   ) {
     this.fromMs = range.from.getTime();
-    this.toMs = range.to.getTime();
-    this.previousFromMs = range.previousFrom.getTime();
+    this.fromText = microText(range.from);
+    this.toText = microText(range.to);
+    this.previousFromText = microText(range.previousFrom);
+    for (let at = this.fromMs; at < range.to.getTime(); at += range.bucketMs) this.bucketStarts.push(microText(new Date(at)));
     this.levels = new Set(range.levels);
   }
 
-  /** A log of the mined span (`ts` as ISO text). */
+  /** A log of the mined span, its time as the mining read writes it (UTC, to the microsecond). */
   readonly observe = (ts: string, level: LogLevel, patternId: number): void => {
     if (!this.levels.has(level)) return;
-    const at = Date.parse(ts);
-    if (at >= this.fromMs && at < this.toMs) {
-      const bucket = Math.floor((at - this.fromMs) / this.range.bucketMs);
+    if (ts >= this.fromText && ts < this.toText) {
+      const bucket = this.bucketOf(ts);
       let pattern = this.patterns.get(patternId);
       if (!pattern) this.patterns.set(patternId, (pattern = { n: 0, buckets: new Map() }));
       pattern.n++;
@@ -49,11 +54,23 @@ export class AnalysisTally {
       let byBucket = this.levelBuckets.get(level);
       if (!byBucket) this.levelBuckets.set(level, (byBucket = new Map()));
       byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + 1);
-    } else if (at >= this.previousFromMs && at < this.fromMs) {
+    } else if (ts >= this.previousFromText && ts < this.fromText) {
       this.baselines.set(patternId, (this.baselines.get(patternId) ?? 0) + 1);
       this.levelBaselines.set(level, (this.levelBaselines.get(level) ?? 0) + 1);
     }
   };
+
+  /** The last bucket starting at or before the time. */
+  private bucketOf(ts: string): number {
+    let low = 0;
+    let high = this.bucketStarts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if ((this.bucketStarts[mid] ?? '') <= ts) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
 
   /** Folds the counts of patterns the run merged into the patterns that absorbed them. */
   merge(merged: ReadonlyMap<number, number>): void {
@@ -107,4 +124,9 @@ export class AnalysisTally {
   private rows(key: string, buckets: Map<number, number>): KeyedBucket[] {
     return [...buckets].map(([index, n]) => ({ key, bucket: new Date(this.fromMs + index * this.range.bucketMs), n }));
   }
+}
+
+/** An instant as the mining read writes it: `2026-11-25T19:15:51.782000Z`. */
+function microText(date: Date): string {
+  return `${date.toISOString().slice(0, -1)}000Z`;
 }

@@ -164,12 +164,13 @@ export function createMasker(options: Pick<DrainOptions, 'maskRules' | 'maskIdTo
   // One alternation, one pass: a later rule never sees the `<*>` an earlier one produced, and at
   // each position the first rule in the list wins.
   const alternation = options.maskRules.map((r) => `(?:${r.pattern})`).join('|');
-  // Every default rule starts at a word's start: said once in front, the check rejects a position
-  // inside a word before any rule is tried (a third of the masking time), matching the same text.
+  // Every default rule starts at a word's start, with a word character or one of `[:~/.+%\-`: said
+  // once in front, the checks reject a position inside a word or at a space before any rule is
+  // tried (a third of the masking time, then a tenth more), matching the same text.
   const wordStart = options.maskRules.every((r) => DEFAULT_PATTERNS.has(r.pattern));
   const combined =
     options.maskRules.length > 0
-      ? new RegExp(wordStart ? `(?<![A-Za-z0-9_])(?:${alternation})` : alternation, 'g')
+      ? new RegExp(wordStart ? `(?<![A-Za-z0-9_])(?=[\\w\\[:~/.+%\\\\-])(?:${alternation})` : alternation, 'g')
       : undefined;
   const mask = (message: string) => (combined ? message.replace(combined, WILDCARD) : message);
   const split = (masked: string) => {
