@@ -1,3 +1,4 @@
+import type { Metrics } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
@@ -5,7 +6,13 @@ import { createMaintenanceService, type MaintenanceResult } from '../modules/mai
 import type { JobLogger } from './retention.js';
 
 /** Runs the log storage upkeep (see createMaintenanceService) once or on a schedule. */
-export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: () => Date }) {
+export function createMaintenanceJob(deps: {
+  db: DbTx;
+  logger: JobLogger;
+  now?: () => Date;
+  /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
+  metrics?: Pick<Metrics, 'job'>;
+}) {
   const maintenance = createMaintenanceService(deps);
   let running: Promise<MaintenanceResult> | undefined;
 
@@ -13,7 +20,7 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
     ensurePartitions: maintenance.ensurePartitions,
     /** One pass; a pass asked for while one runs joins it. */
     runOnce(): Promise<MaintenanceResult> {
-      running ??= maintenance.run().finally(() => {
+      running ??= (deps.metrics ? deps.metrics.job('maintenance', () => maintenance.run()) : maintenance.run()).finally(() => {
         running = undefined;
       });
       return running;
@@ -25,7 +32,7 @@ export type MaintenanceJob = ReturnType<typeof createMaintenanceJob>;
 
 /** Runs maintenance when the app is ready and then every `intervalSeconds` (0: never). */
 export function registerMaintenance(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx }) {
-  const job = createMaintenanceJob({ db: deps.db, logger: app.log });
+  const job = createMaintenanceJob({ db: deps.db, logger: app.log, metrics: app.metrics });
   const intervalMs = deps.config.maintenanceIntervalSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;

@@ -1,3 +1,4 @@
+import type { Metrics } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
@@ -21,6 +22,8 @@ export function createRetentionJob(deps: {
   pauseMs: number;
   /** The clock, so that tests can move time. */
   now?: () => Date;
+  /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
+  metrics?: Pick<Metrics, 'job'>;
 }) {
   const { logger } = deps;
   const retention = createRetentionService(deps);
@@ -38,7 +41,8 @@ export function createRetentionJob(deps: {
   function runOnce(): Promise<RetentionResult> {
     if (!running) {
       stopping = false;
-      running = retention.run(signal).finally(() => {
+      const pass = () => retention.run(signal);
+      running = (deps.metrics ? deps.metrics.job('retention', pass) : pass()).finally(() => {
         running = undefined;
       });
     }
@@ -92,7 +96,7 @@ export type RetentionJob = ReturnType<typeof createRetentionJob>;
 export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx }) {
   const { intervalMinutes, batchSize, pauseMs } = deps.config.retention;
   if (intervalMinutes === 0) return;
-  const job = createRetentionJob({ db: deps.db, logger: app.log.child({ job: 'retention' }), batchSize, pauseMs });
+  const job = createRetentionJob({ db: deps.db, logger: app.log.child({ job: 'retention' }), batchSize, pauseMs, metrics: app.metrics });
   app.addHook('onReady', async () => job.start(intervalMinutes * 60_000));
   // Root onClose hooks run last-added first: this one before the database (opened earlier) closes.
   app.addHook('onClose', () => job.stop());
