@@ -112,7 +112,7 @@ describe('GET /metrics (log tracker)', () => {
   });
 
   it('times the jobs it runs (log statistics after ingest)', async () => {
-    await expect.poll(async () => sampleValue(await scrape(t), 'job_runs_total', { job: 'log_statistics', outcome: 'success' }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    await expect.poll(async () => sampleValue(await scrape(t), 'job_runs_total', { job_name: 'log_statistics', outcome: 'success' }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -82,7 +82,7 @@ describe('GET /metrics', () => {
     );
     const lagging = await scrape(t);
     expect(sampleValue(lagging, 'marketplace_outbox_lag_seconds', { consumer: 'realtime' })).toBeGreaterThanOrEqual(90);
-    const runs = sampleValue(lagging, 'job_runs_total', { job: 'outbox_dispatch', outcome: 'success' }) ?? 0;
+    const runs = sampleValue(lagging, 'job_runs_total', { job_name: 'outbox_dispatch', outcome: 'success' }) ?? 0;
 
     // Delivered once the inserting transaction is older than every running one (commit order).
     await expect
@@ -92,8 +92,8 @@ describe('GET /metrics', () => {
       })
       .toBe(0);
     const delivered = await scrape(t);
-    expect(sampleValue(delivered, 'job_runs_total', { job: 'outbox_dispatch', outcome: 'success' })).toBeGreaterThan(runs);
-    expect(sampleValue(delivered, 'job_duration_seconds_count', { job: 'outbox_dispatch' })).toBeGreaterThan(runs);
+    expect(sampleValue(delivered, 'job_runs_total', { job_name: 'outbox_dispatch', outcome: 'success' })).toBeGreaterThan(runs);
+    expect(sampleValue(delivered, 'job_duration_seconds_count', { job_name: 'outbox_dispatch' })).toBeGreaterThan(runs);
   });
 
   it('shows the queries in flight on the database pool', async () => {

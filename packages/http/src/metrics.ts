@@ -201,14 +201,15 @@ export const metricsPlugin = fp(
 
     const jobRuns = new Counter({
       name: 'job_runs_total',
-      help: 'Passes of background jobs, by job and outcome (success, failure)',
-      labelNames: ['job', 'outcome'] as const,
+      // `job_name`, not `job`: Prometheus gives `job` to the scrape target.
+      help: 'Passes of background jobs, by job name and outcome (success, failure)',
+      labelNames: ['job_name', 'outcome'] as const,
       registers: [registry],
     });
     const jobDuration = new Histogram({
       name: 'job_duration_seconds',
-      help: 'Duration of background job passes, by job',
-      labelNames: ['job'] as const,
+      help: 'Duration of background job passes, by job name',
+      labelNames: ['job_name'] as const,
       buckets: JOB_BUCKETS,
       registers: [registry],
     });
@@ -252,13 +253,13 @@ export const metricsPlugin = fp(
         const started = performance.now();
         try {
           const result = await run();
-          jobRuns.inc({ job: name, outcome: 'success' });
+          jobRuns.inc({ job_name: name, outcome: 'success' });
           return result;
         } catch (error) {
-          jobRuns.inc({ job: name, outcome: 'failure' });
+          jobRuns.inc({ job_name: name, outcome: 'failure' });
           throw error;
         } finally {
-          jobDuration.observe({ job: name }, (performance.now() - started) / 1000);
+          jobDuration.observe({ job_name: name }, (performance.now() - started) / 1000);
         }
       },
       websocket(endpoint) {
