@@ -69,7 +69,30 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
   listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
   /** Each pool's size and the queries running or waiting on it now, for the metrics (read at scrape time). */
   poolStats(): PoolStats[];
+  /**
+   * Runs `work` unless another instance of the app is running work under the same name: a
+   * session-level advisory lock held on a connection of its own for as long as `work` runs (which
+   * uses the pool as usual). Answers `work`'s result, or `skipped` when the lock was taken. PGlite
+   * serves one process, so it just runs `work`.
+   */
+  exclusive<T>(name: string, work: () => Promise<T>): Promise<T | typeof SKIPPED>;
   close(): Promise<void>;
+}
+
+/** What `exclusive` answers when another instance holds the lock. */
+export const SKIPPED: unique symbol = Symbol('skipped');
+
+/** A database's `exclusive` (see DatabaseHandle), as the jobs take it. */
+export type Exclusive = <T>(name: string, work: () => Promise<T>) => Promise<T | typeof SKIPPED>;
+
+/**
+ * Runs one tick of a background job once across the app's instances: under `exclusive` when given
+ * (the tick answers `skipped` when another instance is running it), or plainly (one process).
+ */
+export async function onceAcrossInstances<T>(exclusive: Exclusive | undefined, name: string, work: () => Promise<T>, skipped: () => T): Promise<T> {
+  if (!exclusive) return work();
+  const result = await exclusive(name, work);
+  return result === SKIPPED ? skipped() : result;
 }
 
 /**
@@ -217,6 +240,20 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
         { pool: 'main', size: main.max, inFlight: main.inFlight.count },
         ...(custom ? [{ pool: 'custom_plan' as const, size: custom.max, inFlight: custom.inFlight.count }] : []),
       ],
+      exclusive: async (name, work) => {
+        const connection = await main.client.reserve();
+        try {
+          const [lock] = await connection<{ ok: boolean }[]>`select pg_try_advisory_lock(hashtext(${name})) as ok`;
+          if (!lock?.ok) return SKIPPED;
+          try {
+            return await work();
+          } finally {
+            await connection`select pg_advisory_unlock(hashtext(${name}))`;
+          }
+        } finally {
+          connection.release();
+        }
+      },
       close: async () => {
         await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 })]);
       },
@@ -242,6 +279,7 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
       return () => unlisten();
     },
     poolStats: () => [{ pool: 'main', size: null, inFlight: inFlight.count }],
+    exclusive: (_name, work) => work(),
     close: () => client.close(),
   };
 }
@@ -343,5 +381,6 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
+export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createFanout, fanoutPayloads, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

@@ -1,8 +1,12 @@
 import type { Metrics } from '@repo/http';
+import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
 import { createRetentionService, type RetentionResult } from '../modules/retention/retention.service.js';
+
+/** What a run skipped for another instance's reports. */
+const NOTHING_DELETED = { deleted: 0, projects: 0, batches: 0, partitionsEmptied: 0, partitionsDropped: 0 };
 
 /** The part of a pino/Fastify logger the job writes to. */
 export interface JobLogger {
@@ -22,6 +26,8 @@ export function createRetentionJob(deps: {
   pauseMs: number;
   /** The clock, so that tests can move time. */
   now?: () => Date;
+  /** Keeps runs of several instances from overlapping (the database's `exclusive`); none on one process. */
+  exclusive?: Exclusive;
   /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
   metrics?: Pick<Metrics, 'job'>;
 }) {
@@ -41,7 +47,11 @@ export function createRetentionJob(deps: {
   function runOnce(): Promise<RetentionResult> {
     if (!running) {
       stopping = false;
-      const pass = () => retention.run(signal);
+      const pass = () =>
+        onceAcrossInstances(deps.exclusive, 'logtracker:retention', () => retention.run(signal), () => {
+          logger.info({}, 'retention run skipped: another instance is running it');
+          return { ...NOTHING_DELETED, skipped: true as const };
+        });
       running = (deps.metrics ? deps.metrics.job('retention', pass) : pass()).finally(() => {
         running = undefined;
       });
@@ -93,10 +103,17 @@ export type RetentionJob = ReturnType<typeof createRetentionJob>;
  * flight ends after its batch) before the database closes. Off when the interval is 0, where a
  * CronJob runs the CLI instead (several instances, or a PGlite data directory the CLI cannot share).
  */
-export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx }) {
+export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; exclusive?: Exclusive }) {
   const { intervalMinutes, batchSize, pauseMs } = deps.config.retention;
   if (intervalMinutes === 0) return;
-  const job = createRetentionJob({ db: deps.db, logger: app.log.child({ job: 'retention' }), batchSize, pauseMs, metrics: app.metrics });
+  const job = createRetentionJob({
+    db: deps.db,
+    logger: app.log.child({ job: 'retention' }),
+    batchSize,
+    pauseMs,
+    exclusive: deps.exclusive,
+    metrics: app.metrics,
+  });
   app.addHook('onReady', async () => job.start(intervalMinutes * 60_000));
   // Root onClose hooks run last-added first: this one before the database (opened earlier) closes.
   app.addHook('onClose', () => job.stop());

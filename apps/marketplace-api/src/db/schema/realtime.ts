@@ -1,2 +1,4 @@
 // Messages for every instance's real-time subscribers too big for a notification (see createFanout in @repo/db).
 export { fanoutPayloads } from '@repo/db';
+// Counters every instance shares: request rate limits, sign-in and e-mail throttles (see @repo/db counters.ts).
+export { rateLimitCounters } from '@repo/db';
