@@ -1,7 +1,7 @@
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
 import { createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
-import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
+import { createServer, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
@@ -50,6 +50,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   const database = overrides.database ?? (await openDatabase(config));
   if (!overrides.database) app.addHook('onClose', () => database.close());
+  // Prometheus metrics (/metrics, or METRICS_PORT): before the routes, whose latency it times.
+  await app.register(metricsPlugin, { ...config.metrics, host: config.host, pools: database.poolStats });
 
   await app.register(authPlugin, {
     secret: config.auth.jwtSecret,

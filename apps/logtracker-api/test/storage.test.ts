@@ -1,9 +1,11 @@
 import { queryRows, withTransaction } from '@repo/db';
+import { Counter } from '@repo/http';
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
+import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,7 +91,9 @@ describe('logs of a project that is gone', () => {
     const events = createLogEvents();
     // The membership check passes (as it did a moment before the deletion); the insert finds no project.
     const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
-    const service = createLogsService({ db: t.database.db, access, events });
+    // Counters of their own (registered nowhere): the app's already hold these names.
+    const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
+    const service = createLogsService({ db: t.database.db, access, events, ingest });
     await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
     const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
     await expect(service.createBatch(writer, project.id, { logs: [{ level: 'info', message: 'late' }] })).rejects.toMatchObject({

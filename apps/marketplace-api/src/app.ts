@@ -3,7 +3,7 @@ import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
-import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
+import { AppError, createServer, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { extensions, migrationsFolder, schema, type Schema } from './db/index.js';
 import { seedReferenceData } from './db/seed/index.js';
@@ -53,6 +53,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   const database = overrides.database ?? (await openDatabase(config));
   const { db } = database;
+  // Prometheus metrics (/metrics, or METRICS_PORT): before the routes, whose latency it times.
+  await app.register(metricsPlugin, { ...config.metrics, host: config.host, pools: database.poolStats });
 
   const storage = await createLocalStorage(config.storage.dir);
   const mailer = createMailer({ db, log: app.log, smtpUrl: config.mail.smtpUrl, from: config.mail.from, production: config.env === 'production' });

@@ -32,7 +32,7 @@ function collector(name: string, subjectType: string, fail?: () => boolean) {
  * older transaction of the cluster has ended (other test files' included), so one drain may not
  * reach it yet.
  */
-async function drainUntil(dispatchers: OutboxDispatcher[], done: () => boolean, timeoutMs = 15_000) {
+async function drainUntil(dispatchers: Pick<OutboxDispatcher, 'drain'>[], done: () => boolean, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error('the outbox did not deliver in time');

@@ -65,6 +65,8 @@ export const commonEnvShape = {
   TRUST_PROXY: bool.default(false),
   /** The browsable documentation and the OpenAPI document at /docs; on unless switched off. */
   DOCS_ENABLED: bool.default(true),
+  // Metrics (Prometheus): see metricsEnvShape below.
+  ...metricsEnvShape(),
 };
 
 export interface CommonConfig {
@@ -78,6 +80,7 @@ export interface CommonConfig {
   auth: { jwtSecret: string; tokenTtlDays: number };
   trustProxy: boolean;
   docsEnabled: boolean;
+  metrics: MetricsConfig;
 }
 
 type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
@@ -117,6 +120,7 @@ export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; po
     },
     trustProxy: parsed.TRUST_PROXY,
     docsEnabled: parsed.DOCS_ENABLED,
+    metrics: buildMetricsConfig(parsed, production, opts.port),
   };
 }
 
@@ -159,4 +163,36 @@ export function isEntryPoint(moduleUrl: string, argv: readonly string[] = proces
   } catch {
     return false;
   }
+}
+
+// --- Metrics (Prometheus /metrics) ---------------------------------------------------------------
+/**
+ * METRICS_TOKEN: a bearer token every scrape must carry (at least 16 characters).
+ * METRICS_PORT: serve /metrics on a listener of its own (on HOST) instead of the app's port.
+ * In production the app's public port answers /metrics only with a token; with neither set the
+ * metrics are not served at all (a warning at start-up says so).
+ */
+function metricsEnvShape() {
+  return {
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  };
+}
+
+export interface MetricsConfig {
+  token?: string;
+  port?: number;
+  /** Whether the app's own port serves /metrics (not when METRICS_PORT moves it, nor in production without a token). */
+  onAppPort: boolean;
+}
+
+function buildMetricsConfig(parsed: { METRICS_TOKEN?: string; METRICS_PORT?: number }, production: boolean, appPort: number): MetricsConfig {
+  if (parsed.METRICS_PORT !== undefined && parsed.METRICS_PORT !== 0 && parsed.METRICS_PORT === appPort) {
+    throw new ConfigError('Invalid configuration:\n  METRICS_PORT: must differ from PORT');
+  }
+  return {
+    token: parsed.METRICS_TOKEN,
+    port: parsed.METRICS_PORT,
+    onAppPort: parsed.METRICS_PORT === undefined && (!production || parsed.METRICS_TOKEN !== undefined),
+  };
 }

@@ -67,6 +67,8 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
    * PGlite notifies its one process.
    */
   listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
+  /** Each pool's size and the queries running or waiting on it now, for the metrics (read at scrape time). */
+  poolStats(): PoolStats[];
   /**
    * Runs `work` unless another instance of the app is running work under the same name: a
    * session-level advisory lock held on a connection of its own for as long as `work` runs (which
@@ -94,24 +96,80 @@ export async function onceAcrossInstances<T>(exclusive: Exclusive | undefined, n
 }
 
 /**
+ * One pool as the metrics see it. postgres.js keeps its connection queues to itself, so the
+ * handle counts the queries it has sent and not yet seen settle (running or waiting for a
+ * connection); `size` is the configured maximum (null on PGlite, one connection in the process,
+ * where a transaction counts as one query).
+ */
+export interface PoolStats {
+  pool: 'main' | 'custom_plan';
+  size: number | null;
+  inFlight: number;
+}
+
+/** Counts a pool's queries in flight; its settle functions are shared by every query (no closure per query). */
+interface InFlight {
+  count: number;
+  resolve(this: TrackedQuery, value: unknown): void;
+  reject(this: TrackedQuery, error: unknown): void;
+}
+
+interface TrackedQuery {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  untracked?: { resolve(value: unknown): void; reject(error: unknown): void } | null;
+}
+
+function inFlightCounter(): InFlight {
+  const counter: InFlight = {
+    count: 0,
+    resolve(value) {
+      const own = this.untracked;
+      if (!own) return;
+      this.untracked = null;
+      counter.count -= 1;
+      own.resolve(value);
+    },
+    reject(error) {
+      const own = this.untracked;
+      if (!own) return;
+      this.untracked = null;
+      counter.count -= 1;
+      own.reject(error);
+    },
+  };
+  return counter;
+}
+
+/** A postgres.js query counted in flight until it settles (postgres.js settles it through `query.resolve`/`query.reject`). */
+function track<Q>(query: Q, counter: InFlight): Q {
+  const q = query as unknown as TrackedQuery;
+  q.untracked = { resolve: q.resolve, reject: q.reject };
+  q.resolve = counter.resolve;
+  q.reject = counter.reject;
+  counter.count += 1;
+  return query;
+}
+
+/**
  * The client with every statement that has parameters prepared (named, kept per connection): Drizzle
  * runs its queries unprepared, and postgres.js then needs a round trip to learn the parameter
  * types before each execution. Prepared, a statement costs one round trip, and PostgreSQL parses
  * it once per connection. Plans stay custom (plan_cache_mode above). The cache lives as long as
  * its connection, which postgres.js replaces after 30 to 60 minutes (max_lifetime).
  */
-function preparing(client: postgres.Sql): postgres.Sql {
+function preparing(client: postgres.Sql, inFlight: InFlight): postgres.Sql {
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'unsafe') {
         return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
-          target.unsafe(query, params as never, { ...options, prepare: true });
+          track(target.unsafe(query, params as never, { ...options, prepare: true }), inFlight);
       }
       if (property === 'begin') {
         return (...args: unknown[]) => {
           const callback = args.pop() as (tx: postgres.TransactionSql) => unknown;
           return (target.begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
-            callback(preparing(tx as unknown as postgres.Sql) as unknown as postgres.TransactionSql),
+            callback(preparing(tx as unknown as postgres.Sql, inFlight) as unknown as postgres.TransactionSql),
           );
         };
       }
@@ -162,7 +220,8 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
         onnotice: (notice) => options.onNotice?.(String(notice.message)),
         connection: { application_name: 'api', ...settings },
       });
-      return { client, db: drizzlePostgres(preparing(client), { schema: options.schema }) as unknown as Database<S> };
+      const inFlight = inFlightCounter();
+      return { client, max, inFlight, db: drizzlePostgres(preparing(client, inFlight), { schema: options.schema }) as unknown as Database<S> };
     };
     const main = open(options.poolSize ?? 10);
     const custom = options.customPlanPoolSize ? open(options.customPlanPoolSize, { plan_cache_mode: 'force_custom_plan' }) : undefined;
@@ -177,6 +236,10 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
         const request = await main.client.listen(channel, onPayload, onListen);
         return () => request.unlisten();
       },
+      poolStats: () => [
+        { pool: 'main', size: main.max, inFlight: main.inFlight.count },
+        ...(custom ? [{ pool: 'custom_plan' as const, size: custom.max, inFlight: custom.inFlight.count }] : []),
+      ],
       exclusive: async (name, work) => {
         const connection = await main.client.reserve();
         try {
@@ -202,7 +265,8 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
   const wanted = options.extensions ?? ['pg_trgm'];
   const extensions = Object.fromEntries(wanted.map((name) => [name, pgliteExtensions[name]]));
   const client = await PGlite.create(dataDir, { extensions });
-  const db = drizzlePglite(client, { schema: options.schema }) as unknown as Database<S>;
+  const inFlight = { count: 0 };
+  const db = drizzlePglite(counting(client, inFlight), { schema: options.schema }) as unknown as Database<S>;
   return {
     db,
     customPlanDb: db,
@@ -214,9 +278,33 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
       onListen?.();
       return () => unlisten();
     },
+    poolStats: () => [{ pool: 'main', size: null, inFlight: inFlight.count }],
     exclusive: (_name, work) => work(),
     close: () => client.close(),
   };
+}
+
+/**
+ * PGlite with its statements and transactions counted while they run. Methods are called on the
+ * client itself: PGlite keeps private fields a proxy's `this` could not reach.
+ */
+function counting(client: PGlite, inFlight: { count: number }): PGlite {
+  const counted = new Set<PropertyKey>(['query', 'exec', 'transaction']);
+  return new Proxy(client, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!counted.has(property)) return (value as (...args: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        inFlight.count += 1;
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          inFlight.count -= 1;
+        }
+      };
+    },
+  });
 }
 
 async function ping(db: Database): Promise<{ ok: boolean; latencyMs: number; error?: string }> {

@@ -7,3 +7,4 @@ export type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provid
 export { healthRoutes } from './health.js';
 export { runServer } from './run.js';
 export { openApiOptions, type OpenApiDocumentOptions } from './openapi.js';
+export { metricsPlugin, Counter, Gauge, type Metrics, type MetricsOptions, type Registry } from './metrics.js';

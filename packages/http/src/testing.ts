@@ -161,3 +161,24 @@ export function exampleUrl(operation: DocumentedOperation): string {
     return parameter?.schema?.type === 'integer' || parameter?.schema?.type === 'number' ? '1' : 'x';
   });
 }
+
+/**
+ * The value of a sample in a Prometheus text exposition: the first line of metric `name` whose
+ * labels include every one of `labels`; undefined when there is none.
+ */
+export function sampleValue(exposition: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of exposition.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) found[pair[1] as string] = pair[2] as string;
+    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+/** Every metric name (`# TYPE` lines) of a Prometheus text exposition. */
+export function metricNames(exposition: string): Set<string> {
+  return new Set([...exposition.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] as string));
+}

@@ -1,3 +1,4 @@
+import type { Metrics } from '@repo/http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../db/index.js';
 import type { Mailer } from '../integrations/mail/index.js';
@@ -18,6 +19,8 @@ export interface AlertWorkerOptions {
   /** Deliveries claimed per poll (default 20) and sent at once (default 10). */
   batchSize?: number;
   concurrency?: number;
+  /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
+  metrics?: Pick<Metrics, 'job'>;
 }
 
 /**
@@ -36,7 +39,8 @@ export function createAlertWorker(options: AlertWorkerOptions) {
 
   /** One pass over the due deliveries; waits for a pass already running instead of overlapping it. */
   function runOnce(): Promise<DeliveryPass> {
-    const run = tail.then(deliveries.deliverDue);
+    const { metrics } = options;
+    const run = tail.then(() => (metrics ? metrics.job('alert_delivery', deliveries.deliverDue) : deliveries.deliverDue()));
     tail = run.catch(() => undefined);
     return run;
   }

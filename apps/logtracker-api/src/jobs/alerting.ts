@@ -40,6 +40,7 @@ export function registerAlerting(
     maxAttempts: config.alerts.maxAttempts,
     webhookTimeoutMs: config.alerts.webhookTimeoutMs,
     webhookGuard,
+    metrics: app.metrics,
   });
   const unsubscribe = events.subscribeAll(evaluator.onLevels);
 

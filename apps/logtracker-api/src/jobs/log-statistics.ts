@@ -22,8 +22,8 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     timer = undefined;
     if (closed) return;
     pending = false;
-    running = statistics
-      .refresh()
+    running = app.metrics
+      .job('log_statistics', () => statistics.refresh())
       .catch((error: unknown) => app.log.warn({ err: error }, 'refreshing the logs statistics failed'))
       .finally(() => {
         running = undefined;

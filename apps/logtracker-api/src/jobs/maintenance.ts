@@ -1,3 +1,4 @@
+import type { Metrics } from '@repo/http';
 import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
@@ -12,6 +13,8 @@ export function createMaintenanceJob(deps: {
   now?: () => Date;
   /** Keeps passes of several instances from overlapping (the database's `exclusive`); none on one process. */
   exclusive?: Exclusive;
+  /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
+  metrics?: Pick<Metrics, 'job'>;
 }) {
   const maintenance = createMaintenanceService(deps);
   let running: Promise<MaintenanceResult> | undefined;
@@ -20,11 +23,13 @@ export function createMaintenanceJob(deps: {
     ensurePartitions: maintenance.ensurePartitions,
     /** One pass; a pass asked for while one runs joins it. */
     runOnce(): Promise<MaintenanceResult> {
-      running ??= onceAcrossInstances(deps.exclusive, 'logtracker:maintenance', maintenance.run, () => ({
-        partitionsCreated: 0,
-        rollupRowsCompacted: 0,
-        skipped: true as const,
-      })).finally(() => {
+      const pass = () =>
+        onceAcrossInstances(deps.exclusive, 'logtracker:maintenance', maintenance.run, () => ({
+          partitionsCreated: 0,
+          rollupRowsCompacted: 0,
+          skipped: true as const,
+        }));
+      running ??= (deps.metrics ? deps.metrics.job('maintenance', pass) : pass()).finally(() => {
         running = undefined;
       });
       return running;
@@ -36,7 +41,7 @@ export type MaintenanceJob = ReturnType<typeof createMaintenanceJob>;
 
 /** Runs maintenance when the app is ready and then every `intervalSeconds` (0: never). */
 export function registerMaintenance(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; exclusive?: Exclusive }) {
-  const job = createMaintenanceJob({ db: deps.db, logger: app.log, exclusive: deps.exclusive });
+  const job = createMaintenanceJob({ db: deps.db, logger: app.log, exclusive: deps.exclusive, metrics: app.metrics });
   const intervalMs = deps.config.maintenanceIntervalSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;

@@ -1,3 +1,4 @@
+import type { Metrics } from '@repo/http';
 import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
@@ -27,6 +28,8 @@ export function createRetentionJob(deps: {
   now?: () => Date;
   /** Keeps runs of several instances from overlapping (the database's `exclusive`); none on one process. */
   exclusive?: Exclusive;
+  /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
+  metrics?: Pick<Metrics, 'job'>;
 }) {
   const { logger } = deps;
   const retention = createRetentionService(deps);
@@ -44,10 +47,12 @@ export function createRetentionJob(deps: {
   function runOnce(): Promise<RetentionResult> {
     if (!running) {
       stopping = false;
-      running = onceAcrossInstances(deps.exclusive, 'logtracker:retention', () => retention.run(signal), () => {
-        logger.info({}, 'retention run skipped: another instance is running it');
-        return { ...NOTHING_DELETED, skipped: true as const };
-      }).finally(() => {
+      const pass = () =>
+        onceAcrossInstances(deps.exclusive, 'logtracker:retention', () => retention.run(signal), () => {
+          logger.info({}, 'retention run skipped: another instance is running it');
+          return { ...NOTHING_DELETED, skipped: true as const };
+        });
+      running = (deps.metrics ? deps.metrics.job('retention', pass) : pass()).finally(() => {
         running = undefined;
       });
     }
@@ -101,7 +106,14 @@ export type RetentionJob = ReturnType<typeof createRetentionJob>;
 export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; exclusive?: Exclusive }) {
   const { intervalMinutes, batchSize, pauseMs } = deps.config.retention;
   if (intervalMinutes === 0) return;
-  const job = createRetentionJob({ db: deps.db, logger: app.log.child({ job: 'retention' }), batchSize, pauseMs, exclusive: deps.exclusive });
+  const job = createRetentionJob({
+    db: deps.db,
+    logger: app.log.child({ job: 'retention' }),
+    batchSize,
+    pauseMs,
+    exclusive: deps.exclusive,
+    metrics: app.metrics,
+  });
   app.addHook('onReady', async () => job.start(intervalMinutes * 60_000));
   // Root onClose hooks run last-added first: this one before the database (opened earlier) closes.
   app.addHook('onClose', () => job.stop());

@@ -16,6 +16,7 @@ import { ingestKeysRoutes } from './ingest-keys/ingest-keys.routes.js';
 import type { IngestKeysService } from './ingest-keys/ingest-keys.service.js';
 import { createWriterAuth } from './ingest-keys/writer-auth.js';
 import type { LogEvents } from './logs/log-events.js';
+import { createIngestMetrics } from './logs/logs.metrics.js';
 import { logsRoutes } from './logs/logs.routes.js';
 import { createLogsService } from './logs/logs.service.js';
 import { membersRoutes } from './members/members.routes.js';
@@ -53,7 +54,9 @@ export async function registerModules(
   const { db, customPlanDb: logsDb } = deps.database;
   const { access, events, ingestKeys } = deps;
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
-  const logs = createLogsService({ db: logsDb, access, events });
+  // Ingest counters for the metrics (logs accepted, batches, refusals).
+  const ingest = createIngestMetrics(app.metrics);
+  const logs = createLogsService({ db: logsDb, access, events, ingest });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
   const { ai } = deps.config;
@@ -75,7 +78,7 @@ export async function registerModules(
       await api.register(projectsRoutes({ projects: createProjectsService({ db, access }) }));
       await api.register(membersRoutes({ members: createMembersService({ db, access }) }));
       await api.register(ingestKeysRoutes({ ingestKeys }));
-      await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes }));
+      await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes, ingest }));
       await api.register(tailRoutes({ tail: createTailService({ access, events, sessions: app.auth.store, ...deps.config.tail }) }));
       await api.register(statsRoutes({ stats: createStatsService({ db: logsDb, access }) }));
       await api.register(analysisRoutes({ analysis }));
@@ -84,5 +87,5 @@ export async function registerModules(
     },
     { prefix: '/api' },
   );
-  await app.register(otlpRoutes({ logs, writerAuth, maxRecords: batchMaxEntries, maxBytes: batchMaxBytes }));
+  await app.register(otlpRoutes({ logs, writerAuth, maxRecords: batchMaxEntries, maxBytes: batchMaxBytes, ingest }));
 }

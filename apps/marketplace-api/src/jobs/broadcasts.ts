@@ -17,7 +17,7 @@ declare module 'fastify' {
  * the others skip, and a restart resumes after the last committed batch.
  */
 export function registerBroadcastDelivery(app: FastifyInstance, deps: { broadcasts: BroadcastsService; intervalMs: number }) {
-  const runOnce = () => deps.broadcasts.deliverNext();
+  const runOnce = () => app.metrics.job('broadcasts', () => deps.broadcasts.deliverNext());
   let running: Promise<number> | undefined;
   let stopped = false;
   const drain = () => {

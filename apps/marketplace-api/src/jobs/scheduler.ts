@@ -14,7 +14,7 @@ export function registerLifecycleTimers(app: FastifyInstance, deps: { timers: Li
 
   /** One pass; a pass asked for while one runs joins it. */
   const runOnce = () => {
-    running ??= deps.timers.run().finally(() => {
+    running ??= app.metrics.job('lifecycle_timers', () => deps.timers.run()).finally(() => {
       running = undefined;
     });
     return running;

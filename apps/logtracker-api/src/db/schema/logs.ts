@@ -23,7 +23,9 @@ export const logs = pgTable(
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ name: 'logs_pkey', columns: [t.id, t.timestamp] }),
+    // The project last: a log is still found by its id alone through this index's prefix, and the
+    // key carries the distribution column Citus requires of every key (infra/SCALING.md).
+    primaryKey({ name: 'logs_pkey', columns: [t.id, t.timestamp, t.projectId] }),
     // Newest first within a project, with the id as tie-breaker for a stable order.
     index('logs_project_time_idx').on(t.projectId, t.timestamp.desc(), t.id.desc()),
     index('logs_project_level_time_idx').on(t.projectId, t.level, t.timestamp.desc(), t.id.desc()),

@@ -6,7 +6,7 @@ import { users } from './users.js';
 export const patterns = pgTable(
   'patterns',
   {
-    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    id: integer('id').generatedAlwaysAsIdentity(),
     projectId: integer('project_id')
       .notNull()
       .references(() => projects.id, { onDelete: 'cascade' }),
@@ -20,7 +20,11 @@ export const patterns = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('patterns_project_cluster_unique').on(t.projectId, t.clusterId)],
+  (t) => [
+    // The project in the key as in every key of the tables distributed by project (infra/SCALING.md).
+    primaryKey({ name: 'patterns_pkey', columns: [t.id, t.projectId] }),
+    uniqueIndex('patterns_project_cluster_unique').on(t.projectId, t.clusterId),
+  ],
 );
 
 /**

@@ -5,6 +5,7 @@ import { ProjectScopedParams } from '../projects/projects.schemas.js';
 import type { WriterAuth } from '../ingest-keys/writer-auth.js';
 import { BatchText, createBodyPool, readBody, scanBatch, validatePlain } from './batch-text.js';
 import type { LogsService } from './logs.service.js';
+import type { IngestMetrics } from './logs.metrics.js';
 import {
   BatchBody,
   BatchEnvelope,
@@ -25,6 +26,7 @@ export function logsRoutes(deps: {
   writerAuth: WriterAuth;
   batchMaxEntries: number;
   batchMaxBytes: number;
+  ingest: IngestMetrics;
 }): FastifyPluginAsyncZod {
   const { authenticateWriter, writerOf } = deps.writerAuth;
   return async (app) => {
@@ -56,6 +58,7 @@ export function logsRoutes(deps: {
       {
         config: { ingestKey: true },
         onRequest: authenticateWriter,
+        onResponse: deps.ingest.refusals('single'),
         schema: {
           operationId: 'createLog',
           tags: ['logs'],
@@ -99,6 +102,7 @@ export function logsRoutes(deps: {
           bodyLimit: deps.batchMaxBytes,
           config: { ingestKey: true },
           onRequest: authenticateWriter,
+          onResponse: deps.ingest.refusals('batch'),
           // Counted before validation, so an oversized batch answers 413 without validating every entry.
           preValidation: async (request) => {
             const body = request.body as BatchText | { logs?: unknown } | undefined;

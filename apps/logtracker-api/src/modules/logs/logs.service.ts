@@ -5,6 +5,7 @@ import type { NewLog } from '../../db/schema/index.js';
 import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
+import type { IngestMetrics } from './logs.metrics.js';
 import { patternsOfLogs } from '../patterns/patterns.repository.js';
 import { listLogs } from './logs.list.repository.js';
 import * as repo from './logs.repository.js';
@@ -26,8 +27,8 @@ function toRow(projectId: number, entry: LogEntryBody, receivedAt: Date): NewLog
   };
 }
 
-export function createLogsService(deps: { db: DbTx; access: ProjectAccess; events: LogEvents }) {
-  const { db, access, events } = deps;
+export function createLogsService(deps: { db: DbTx; access: ProjectAccess; events: LogEvents; ingest: IngestMetrics }) {
+  const { db, access, events, ingest } = deps;
 
   async function authorizeWrite(writer: LogWriter, projectId: number) {
     if (writer.kind === 'user') {
@@ -77,6 +78,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       const row = toRow(projectId, entry, new Date());
       const [log] = announce(projectId, [row], await repo.insertLogs(db, projectId, [row], true)) ?? [];
       if (!log) throw new Error('insert returned no log');
+      ingest.stored('single', 1);
       return { ...log, patternId: null };
     },
 
@@ -91,10 +93,12 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
         const inserted = await repo.insertLogsJson(db, projectId, body, receivedAt);
         if (inserted.count !== body.count) throw AppError.notFound('Project');
         events.publishLevels(projectId, body.levels);
+        ingest.stored('batch', body.count);
         return { accepted: body.count };
       }
       const entries = body instanceof BatchText ? body.entries() : body.logs;
       await store(projectId, entries.map((e) => toRow(projectId, e, receivedAt)));
+      ingest.stored('batch', entries.length);
       return { accepted: entries.length };
     },
 
@@ -103,6 +107,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       await authorizeWrite(writer, projectId);
       if (rows.length === 0) return 0;
       await store(projectId, rows);
+      ingest.stored('otlp', rows.length);
       return rows.length;
     },
 

@@ -7,6 +7,7 @@ import type { LogsService } from '../logs/logs.service.js';
 import { mapExportRequest } from './otlp.mapping.js';
 import { decodeExportRequest, encodeErrorStatus, encodeExportResponse, PROTOBUF } from './otlp.protobuf.js';
 import { ExportLogsRequest, ExportLogsResponse } from './otlp.schemas.js';
+import type { IngestMetrics } from '../logs/logs.metrics.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -35,6 +36,7 @@ export function otlpRoutes(deps: {
   writerAuth: WriterAuth;
   maxRecords: number;
   maxBytes: number;
+  ingest: IngestMetrics;
 }): FastifyPluginAsyncZod {
   return async (app) => {
     // The protobuf exporters' default (the SDK's exporter-logs-otlp-proto, the Collector's
@@ -58,6 +60,7 @@ export function otlpRoutes(deps: {
         bodyLimit: deps.maxBytes,
         // A record with text PostgreSQL cannot store is refused alone (mapping), the rest stored.
         config: { ingestKey: true, checksOwnText: true },
+        onResponse: deps.ingest.refusals('otlp'),
         onRequest: async (request) => {
           await deps.writerAuth.authenticateWriter(request);
           if (!request.ingestPrincipal) {
@@ -125,6 +128,7 @@ export function otlpRoutes(deps: {
           throw new AppError('payload_too_large', `An export holds at most ${deps.maxRecords} log records`);
         }
         await deps.logs.storeMapped(deps.writerAuth.writerOf(request), principal.projectId, mapped.rows);
+        deps.ingest.rejectedRecords('otlp', mapped.rejected);
         if (mapped.rejected === 0) return {};
         return {
           partialSuccess: { rejectedLogRecords: mapped.rejected, errorMessage: mapped.errors.join('; ') },

@@ -7,6 +7,8 @@ import type { TailService } from './tail.service.js';
 
 export function tailRoutes(deps: { tail: TailService }): FastifyPluginAsyncZod {
   return async (app) => {
+    // Open live tails, for the metrics (websocket_connections{endpoint="tail"}).
+    const connections = app.metrics.websocket('tail');
     app.route({
       method: 'GET',
       url: '/projects/:project_id/logs/tail',
@@ -42,6 +44,8 @@ export function tailRoutes(deps: { tail: TailService }): FastifyPluginAsyncZod {
         throw new AppError('bad_request', 'This route streams over a WebSocket: open it with Upgrade: websocket');
       },
       wsHandler: (socket, request) => {
+        connections.opened();
+        socket.once('close', connections.closed);
         const { level, from_date, to_date, search } = request.query;
         deps.tail.open(socket, requireActor(request), request.params.project_id, { level, from_date, to_date, search }, request.log);
       },

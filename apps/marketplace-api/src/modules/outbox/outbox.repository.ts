@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, or, sql } from 'drizzle-orm';
+import { arrayLiteral, queryRows } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import { domainEvents, outboxCursors, type DomainEvent } from '../../db/schema/index.js';
 
@@ -59,4 +60,25 @@ export async function eventsOf(db: DbTx, subjectType: string, subjectId: number)
     .from(domainEvents)
     .where(and(eq(domainEvents.subjectType, subjectType), eq(domainEvents.subjectId, subjectId)))
     .orderBy(asc(domainEvents.id));
+}
+
+/**
+ * For each consumer, how long the oldest event it has not yet gone past has waited (0 when it is
+ * up to date), in seconds: the outbox lag, read at scrape time. One index probe per consumer
+ * (domain_events_order_idx), whatever the outbox holds.
+ */
+export async function undeliveredAge(db: DbTx, consumers: string[]): Promise<{ consumer: string; seconds: number }[]> {
+  if (consumers.length === 0) return [];
+  return queryRows<{ consumer: string; seconds: number }>(
+    db,
+    sql`select c.consumer, coalesce(extract(epoch from now() - e.occurred_at), 0)::float8 as seconds
+        from unnest(${arrayLiteral(consumers)}::text[]) as c(consumer)
+        left join ${outboxCursors} oc on oc.consumer = c.consumer
+        left join lateral (
+          select d.occurred_at from ${domainEvents} d
+          where (d.tx_id, d.id) > (coalesce(oc.last_tx_id, 0), coalesce(oc.last_event_id, 0))
+          order by d.tx_id, d.id
+          limit 1
+        ) e on true`,
+  );
 }

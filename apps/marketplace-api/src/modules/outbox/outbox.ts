@@ -2,7 +2,7 @@ import { withTransaction } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import type { DomainEvent } from '../../db/schema/index.js';
 import type { Caller } from '../../lib/context.js';
-import { claimCursor, eventsAfter, insertEvents, moveCursor } from './outbox.repository.js';
+import { claimCursor, eventsAfter, insertEvents, moveCursor, undeliveredAge } from './outbox.repository.js';
 
 /** What happened to which subject, in the words of the state machine that moved it. */
 export interface DomainEventInput {
@@ -84,6 +84,9 @@ export function createOutboxDispatcher(deps: { db: DbTx; consumers: OutboxConsum
       }
       return moved;
     },
+
+    /** Each consumer's lag: the age in seconds of the oldest event it has not gone past yet (0: up to date). */
+    lag: () => undeliveredAge(deps.db, deps.consumers.map((consumer) => consumer.name)),
   };
 }
 

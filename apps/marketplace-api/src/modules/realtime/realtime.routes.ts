@@ -41,6 +41,8 @@ export function broadcastingAuthRoutes(deps: { realtime: RealtimeService }): Fas
 /** The Pusher channels protocol endpoint, `/app/{key}`, at the root of the marketplace's port. */
 export function pusherSocketRoutes(deps: { hub: RealtimeHub }): FastifyPluginAsyncZod {
   return async (app) => {
+    // Open Pusher-protocol sockets, for the metrics (websocket_connections{endpoint="realtime"}).
+    const connections = app.metrics.websocket('realtime');
     app.route({
       method: 'GET',
       url: '/app/:key',
@@ -63,6 +65,8 @@ export function pusherSocketRoutes(deps: { hub: RealtimeHub }): FastifyPluginAsy
         throw new AppError('bad_request', 'This route speaks the Pusher protocol over a WebSocket: open it with Upgrade: websocket');
       },
       wsHandler: (socket, request) => {
+        connections.opened();
+        socket.once('close', connections.closed);
         deps.hub.open(socket, request.params.key, request.query.protocol);
       },
     });
