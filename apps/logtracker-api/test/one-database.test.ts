@@ -199,22 +199,23 @@ async function answering(url: string, deadline = Date.now() + 30_000): Promise<R
 }
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('both apps on one PostgreSQL database', () => {
-  it('migrates the marketplace, then the log tracker, into one database, and both serve their routes', async () => {
+  it('migrates the marketplace and the log tracker into one database at once, and both serve their routes', async () => {
     const database = await createTestDatabase({ schema, migrationsFolder, extensions: [...extensions], migrate: false });
     cleanups.push(() => database.destroy());
     const dataDir = mkdtempSync(join(tmpdir(), 'marketplace-files-'));
     cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     const env = { NODE_ENV: 'development', LOG_LEVEL: 'warn', DATABASE_URL: database.url!, DATA_DIR: dataDir, JWT_SECRET: 'one-database-test-secret-of-some-length' };
 
-    // The marketplace first, by its migration Job's command; its history lands in its own schema.
-    const migrated = await exited(run('cli/migrate.js', env));
+    // Both at once, as two Jobs (or two apps starting) would: the marketplace by its migration Job's
+    // command, the log tracker at start-up. The migrations take turns (an advisory lock), each app's
+    // history lands in its own schema, and neither hides the other's.
+    const [migrated, handle] = await Promise.all([
+      exited(run('cli/migrate.js', env)),
+      createDatabase({ url: database.url, schema, migrationsFolder, extensions: [...extensions], migrate: true }),
+    ]);
+    cleanups.push(() => handle.close());
     expect(migrated.code, migrated.output).toBe(0);
-
-    // Then the log tracker migrates the same database at start-up, where it used to fail.
-    const api = await app(await createDatabase({ url: database.url, schema, migrationsFolder, extensions: [...extensions], migrate: true }).then((handle) => {
-      cleanups.push(() => handle.close());
-      return handle;
-    }));
+    const api = await app(handle);
 
     const port = await freePort();
     const server = run('server.js', { ...env, PORT: String(port), HOST: '127.0.0.1', MIGRATE_ON_START: 'false' });
