@@ -255,6 +255,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('both apps on one PostgreSQL dat
     expect(inPublic).toEqual([]);
   }, 180_000);
 
+  it('lets two replicas migrate one fresh database at once: one migrates, the other waits and finds it done', async () => {
+    const database = await createTestDatabase({ schema, migrationsFolder, extensions: [...extensions], migrate: false });
+    cleanups.push(() => database.destroy());
+    const replicas = await Promise.all(
+      [1, 2].map(() => createDatabase({ url: database.url, schema, migrationsFolder, extensions: [...extensions], migrate: true })),
+    );
+    for (const replica of replicas) cleanups.push(() => replica.close());
+    const [history] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from logtracker.__drizzle_migrations`);
+    expect(history?.n).toBe(journal.entries.length);
+    for (const replica of replicas) expect(await replica.schemaStatus()).toMatchObject({ current: true });
+  }, 120_000);
+
   it("hides the log tracker's migrations behind the marketplace's in the shared history of before; the upgraded apps recover that database", async () => {
     const database = await createTestDatabase({ schema, migrationsFolder, extensions: [...extensions], migrate: false });
     cleanups.push(() => database.destroy());
