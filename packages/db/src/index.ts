@@ -126,8 +126,7 @@ export interface SchemaStatus {
   current: boolean;
   /** The newest migration of the folder, by tag (`0016_own_schema`). */
   expected: string;
-  /** The newest migration the database has applied (its creation time as the journal gives it), null when none. */
-  appliedAt: number | null;
+  /** Why the question could not be answered (the database is unreachable). */
   error?: string;
 }
 
@@ -199,15 +198,14 @@ async function schemaStatus(db: Database, migrationsFolder: string, schemaName: 
     : `${LEGACY_MIGRATIONS.schema}.${LEGACY_MIGRATIONS.table}`;
   try {
     const [exists] = await queryRows<{ ok: boolean }>(db, sql`select to_regclass(${table}) is not null as ok`);
-    if (!exists?.ok) return { current: false, expected: latest.tag, appliedAt: null };
-    const [row] = await queryRows<{ applied_at: string | null; current: boolean }>(
+    if (!exists?.ok) return { current: false, expected: latest.tag };
+    const [row] = await queryRows<{ current: boolean }>(
       db,
-      sql`select max(created_at)::text as applied_at, bool_or(created_at = ${latest.when}) as current from ${sql.raw(table)}`,
+      sql`select exists (select 1 from ${sql.raw(table)} where created_at = ${latest.when}) as current`,
     );
-    const appliedAt = row?.applied_at == null ? null : Number(row.applied_at);
-    return { current: row?.current === true, expected: latest.tag, appliedAt };
+    return { current: row?.current === true, expected: latest.tag };
   } catch (error) {
-    return { current: false, expected: latest.tag, appliedAt: null, error: (error as Error).message };
+    return { current: false, expected: latest.tag, error: (error as Error).message };
   }
 }
 
