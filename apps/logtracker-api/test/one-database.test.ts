@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { hashPassword } from '@repo/auth';
 import { sessionToken } from '@repo/auth/testing';
 import { createDatabase, queryRows, sql, type DatabaseHandle } from '@repo/db';
-import { createTestDatabase, migrateAsBefore, type TestDatabase } from '@repo/db/testing';
+import { createTestDatabase, migrateAsBefore } from '@repo/db/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -41,19 +41,18 @@ async function rows<T extends Record<string, unknown>>(database: DatabaseHandle<
 describe('a database migrated before the log tracker had a schema of its own', () => {
   it('moves its tables, partitions, functions and history into "logtracker", and the app goes on with its data', async () => {
     // Today's layout: everything in public, the history in drizzle.__drizzle_migrations.
-    let handle: DatabaseHandle<Schema>;
+    let upgraded: DatabaseHandle<Schema> | undefined;
     const serverUrl = process.env.TEST_DATABASE_URL;
     let legacy: { url?: string; dataDir?: string };
     if (serverUrl) {
-      const fresh: TestDatabase<Schema> = await createTestDatabase({ schema, migrationsFolder, extensions: [...extensions], migrate: false });
+      const fresh = await createTestDatabase({ schema, migrationsFolder, extensions: [...extensions], migrate: false });
       cleanups.push(() => fresh.destroy());
       legacy = { url: fresh.url };
-      handle = fresh;
+      upgraded = fresh;
     } else {
       const dataDir = mkdtempSync(join(tmpdir(), 'logtracker-upgrade-'));
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
       legacy = { dataDir };
-      handle = undefined as never;
     }
     await migrateAsBefore({ ...legacy, migrationsFolder, before: OWN_SCHEMA_MIGRATION, extensions: [...extensions] });
 
@@ -67,10 +66,12 @@ describe('a database migrated before the log tracker had a schema of its own', (
     await old.db.execute(sql`insert into public.logs (project_id, level, message, timestamp) values (${project!.id}, 'error', 'from before the move', now())`);
     await old.close();
 
-    if (!serverUrl) {
-      handle = await createDatabase({ ...legacy, schema, migrationsFolder, extensions: [...extensions] });
-      cleanups.push(() => handle.close());
+    if (!upgraded) {
+      const opened = await createDatabase({ ...legacy, schema, migrationsFolder, extensions: [...extensions] });
+      cleanups.push(() => opened.close());
+      upgraded = opened;
     }
+    const handle = upgraded;
     await handle.migrate();
 
     const where = await rows<{ nspname: string; relname: string }>(
