@@ -1,5 +1,5 @@
 import websocket from '@fastify/websocket';
-import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
 import { createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
 import { createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -66,11 +66,21 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   app.addHook('onClose', () => tailFanout.close());
   const events = createLogEvents((error) => app.log.error({ err: error }, 'log listener failed'), tailFanout);
   const webhookGuard = createWebhookGuard({ allowPrivateNetworks: config.alerts.allowPrivateNetworks, resolve: overrides.resolveHost });
+  // Several instances: request counts and the login throttle live where every instance sees them
+  // (RATE_LIMIT_STORE: Redis, this database, or each process's memory).
+  const shared = openSharedCounters({
+    store: config.rateLimit.store,
+    db: database.db,
+    redisUrl: config.rateLimit.redisUrl,
+    onError: (error, what) => app.log.warn({ err: error }, what),
+  });
+  app.addHook('onClose', shared.close);
 
   await registerFoundation(app, {
     cors: config.cors,
     rateLimit: {
       ...config.rateLimit,
+      countHit: shared.countHit,
       identify: (request) => app.auth.peekSubject(request),
       // On the routes that take ingest keys, a key verified lately has a budget of its own, keyed
       // by its hash so no one can spend another's.
@@ -105,15 +115,16 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await registerModules(app, {
     config,
     database,
-    throttle: overrides.throttle ?? createLoginThrottle(),
+    throttle: overrides.throttle ?? createLoginThrottle({ counters: shared.counters }),
     access,
     events,
     ingestKeys,
     webhookGuard,
   });
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
-  registerRetention(app, { config, db: database.customPlanDb });
-  registerMaintenance(app, { config, db: database.customPlanDb });
+  // Retention and maintenance run on one instance at a time (an advisory lock: database.exclusive).
+  registerRetention(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
+  registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   registerLogStatistics(app, { db: database.customPlanDb, events });
   return app;
 }

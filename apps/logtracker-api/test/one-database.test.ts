@@ -16,7 +16,7 @@ import { migrationsFolder, schema, type Schema } from '../src/db/index.js';
 
 const extensions = ['pg_trgm', 'btree_gin'] as const;
 const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-const OWN_SCHEMA_MIGRATION = '0010_own_schema';
+const OWN_SCHEMA_MIGRATION = '0011_own_schema';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -272,7 +272,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('both apps on one PostgreSQL dat
     const database = await createTestDatabase({ schema, migrationsFolder, extensions: [...extensions], migrate: false });
     cleanups.push(() => database.destroy());
     // Before: the marketplace migrated into public with its history in drizzle.__drizzle_migrations …
-    await migrateAsBefore({ url: database.url, migrationsFolder: fileURLToPath(new URL('../../marketplace-api/drizzle', import.meta.url)), before: '0016_own_schema' });
+    await migrateAsBefore({ url: database.url, migrationsFolder: fileURLToPath(new URL('../../marketplace-api/drizzle', import.meta.url)), before: '0017_own_schema' });
     // … where the log tracker read it as its own: each of its migrations older than the marketplace's
     // newest is taken for applied and skipped (a newer one then fails on tables never made; with
     // today's dates, all are older, and the log tracker "migrates" to nothing).

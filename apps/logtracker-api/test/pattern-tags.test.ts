@@ -1,6 +1,7 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { logPatterns, projects } from '../src/db/schema/index.js';
+import { logPatterns, patterns, projects } from '../src/db/schema/index.js';
+import * as patternsRepo from '../src/modules/patterns/patterns.repository.js';
 import { createRetentionJob } from '../src/jobs/retention.js';
 import { buildTestApp, createLogs, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
 
@@ -55,6 +56,9 @@ describe('pattern tags follow their logs', () => {
     });
     await retention.runOnce();
     expect(await tagsOf(projectId)).toBe(2);
+    // The pattern's count follows its tags: the two expired logs no longer count.
+    const [pattern] = await t.database.db.select().from(patterns).where(eq(patterns.projectId, projectId));
+    expect(pattern?.count).toBe(2);
 
     const list = (
       await t.app.inject({ method: 'GET', url: `/api/projects/${projectId}/logs`, headers: owner.headers })
@@ -82,5 +86,24 @@ describe('pattern tags follow their logs', () => {
     expect(again.statusCode, again.body).toBe(201);
     expect(again.json().data.result.mined.logs).toBe(1);
     expect(await tagsOf(projectId)).toBe(3);
+  });
+
+  it('keep the tag another run wrote first, and count each log once', async () => {
+    const projectId = await analysedProject([60_000]);
+    const [pattern] = await t.database.db.select().from(patterns).where(eq(patterns.projectId, projectId));
+    const [tagged] = await t.database.db.select().from(logPatterns).where(eq(logPatterns.projectId, projectId));
+    if (!pattern || !tagged) throw new Error('the analysis tagged nothing');
+    await createLogs(t, projectId, [{ message: 'job 7 finished in 3 ms', timestamp: new Date() }]);
+    const [fresh] = await patternsRepo.logsToMine(t.database.db, projectId, new Date(Date.now() - DAY), new Date(Date.now() + 1_000), undefined, 10)
+      .then((rows) => rows.filter((r) => r.message !== null));
+    if (!fresh || fresh.message === null) throw new Error('the new log is not offered for mining');
+    const log = (id: number | string, ts: string) => ({ id, ts, level: 'info' as const, message: '' });
+    // A run that read both logs before another tagged the first: only the second is written.
+    const written = await patternsRepo.tagLogs(t.database.db, projectId, [
+      { log: log(tagged.logId, tagged.timestamp.toISOString()), patternId: pattern.id },
+      { log: log(fresh.id, fresh.ts), patternId: pattern.id },
+    ]);
+    expect(written.map((w) => String(w.log.id))).toEqual([String(fresh.id)]);
+    expect(await tagsOf(projectId)).toBe(2);
   });
 });

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
-import { authPlugin, createLoginThrottle, createSessionStore, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -69,9 +69,23 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     store: createSessionStore({ db, sessions: accountSessions, ttlDays: config.auth.tokenTtlDays }),
   });
 
+  // Several instances: request counts, the login throttle and the e-mail send limits live where
+  // every instance sees them (RATE_LIMIT_STORE: Redis, this database, or each process's memory).
+  const shared = openSharedCounters({
+    store: config.rateLimit.store,
+    db,
+    redisUrl: config.rateLimit.redisUrl,
+    onError: (error, what) => app.log.warn({ err: error }, what),
+  });
+  app.addHook('onClose', shared.close);
+
   await registerFoundation(app, {
     cors: config.cors,
-    rateLimit: { ...config.rateLimit, identify: (request) => app.auth.peekSubject(request) },
+    rateLimit: {
+      ...config.rateLimit,
+      identify: (request) => app.auth.peekSubject(request),
+      countHit: shared.countHit,
+    },
     docs: {
       title: 'Automotive Services Marketplace API',
       description:
@@ -129,7 +143,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     recorder,
     mailer,
     storage,
-    throttle: overrides.throttle ?? createLoginThrottle(),
+    throttle: overrides.throttle ?? createLoginThrottle({ counters: shared.counters }),
+    counters: shared.counters,
     paymentProcessor: overrides.paymentProcessor,
     pushAgent: overrides.pushAgent,
   });

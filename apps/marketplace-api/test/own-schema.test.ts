@@ -40,7 +40,7 @@ describe('a database migrated before the marketplace had a schema of its own', (
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
       location = { dataDir };
     }
-    await migrateAsBefore({ ...location, migrationsFolder, before: '0016_own_schema', extensions });
+    await migrateAsBefore({ ...location, migrationsFolder, before: '0017_own_schema', extensions });
     const old = await createDatabase({ ...location, schema: {}, migrationsFolder, extensions });
     const [user] = await queryRows<{ id: number }>(
       old.db,

@@ -13,3 +13,4 @@ export {
   type SessionsTableOptions,
   type SessionUser,
 } from './sessions.js';
+export * from './counters.js';

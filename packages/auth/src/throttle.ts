@@ -1,17 +1,17 @@
 import { AppError } from '@repo/http';
 import ipaddr from 'ipaddr.js';
+import { memoryCounters, type CounterSource } from './counters.js';
 
 export interface ThrottleOptions {
   /** Failures allowed per key within the window. */
   maxFailures: number;
   windowMs: number;
-  /** Keys kept at most; beyond, the oldest are forgotten (memory stays bounded under a flood of keys). */
+  /** Keys kept at most in memory; beyond, the oldest are forgotten (memory stays bounded under a flood of keys). */
   maxKeys?: number;
-}
-
-interface Bucket {
-  failures: number;
-  resetAt: number;
+  /** Where the counts live: shared by every instance (see sharedCounters), or this process's memory by default. */
+  counters?: CounterSource;
+  /** The counters' namespace (default `throttle`): throttles sharing a store keep apart by it. */
+  namespace?: string;
 }
 
 function retryError(retryAfterMs: number, message: (seconds: number) => string): AppError {
@@ -20,57 +20,32 @@ function retryError(retryAfterMs: number, message: (seconds: number) => string):
 }
 
 /**
- * A Map used as a bounded cache: a write moves the key to the end (the newest), and past `max`
- * keys the oldest are dropped. Map keeps insertion order, so the oldest is always the first.
- */
-function boundedSet<V>(map: Map<string, V>, key: string, value: V, max: number) {
-  map.delete(key);
-  map.set(key, value);
-  while (map.size > max) {
-    const oldest = map.keys().next().value;
-    if (oldest === undefined) break;
-    map.delete(oldest);
-  }
-}
-
-/**
- * Counts failed attempts per key in a fixed window. Kept in memory: the per-minute rate limiter
- * (shared through Redis where configured) bounds what one instance sees.
+ * Counts failed attempts per key in a fixed window from the key's first failure. The counts live in
+ * the store given (shared by every instance of the app, so replicas do not multiply a budget and a
+ * deploy does not reset it), or in this process's memory.
  */
 export function createThrottle(options: ThrottleOptions, now: () => number = Date.now) {
-  const buckets = new Map<string, Bucket>();
-  const maxKeys = options.maxKeys ?? 50_000;
-
-  function sweep(t: number) {
-    if (buckets.size < 10_000) return;
-    for (const [key, bucket] of buckets) if (bucket.resetAt <= t) buckets.delete(key);
-  }
+  const source = options.counters ?? memoryCounters({ now, maxKeys: options.maxKeys });
+  const counts = source(options.namespace ?? 'throttle');
 
   return {
     /** Throws 429 with Retry-After when any key is over its budget. */
-    check(keys: string[]) {
-      const t = now();
+    async check(keys: string[]) {
       for (const key of keys) {
-        const bucket = buckets.get(key);
-        if (bucket && bucket.resetAt > t && bucket.failures >= options.maxFailures) {
-          throw retryError(bucket.resetAt - t, (s) => `Too many failed attempts, retry in ${s} seconds`);
+        const found = await counts.get(key);
+        if (found && found.count >= options.maxFailures) {
+          throw retryError(found.msLeft, (s) => `Too many failed attempts, retry in ${s} seconds`);
         }
       }
     },
-    fail(keys: string[]) {
-      const t = now();
-      sweep(t);
-      for (const key of keys) {
-        const bucket = buckets.get(key);
-        if (!bucket || bucket.resetAt <= t) boundedSet(buckets, key, { failures: 1, resetAt: t + options.windowMs }, maxKeys);
-        else bucket.failures += 1;
-      }
+    async fail(keys: string[]) {
+      for (const key of keys) await counts.hit(key, options.windowMs);
     },
-    reset(keys: string[]) {
-      for (const key of keys) buckets.delete(key);
+    async reset(keys: string[]) {
+      for (const key of keys) await counts.delete(key);
     },
-    /** Keys held now (for tests of the memory bound). */
-    size: () => buckets.size,
+    /** Keys held now in memory (for tests of the memory bound). */
+    size: () => counts.size?.() ?? 0,
   };
 }
 
@@ -89,14 +64,10 @@ export interface LoginThrottleOptions {
   /** Failures one IP (an IPv6 /64) may make across every account per window: credential stuffing. */
   ipMaxFailures?: number;
   ipWindowMs?: number;
-  /** Pairs and IPs kept at most each; the oldest are forgotten first. */
+  /** Pairs and IPs kept at most each in memory; the oldest are forgotten first. */
   maxEntries?: number;
-}
-
-interface PairState {
-  failures: number;
-  lastFailureAt: number;
-  blockedUntil: number;
+  /** Where the counts live: shared by every instance (see sharedCounters), or this process's memory by default. */
+  counters?: CounterSource;
 }
 
 /**
@@ -117,7 +88,8 @@ export function clientKey(ip: string): string {
  * wait (2 s, 4 s … capped at 15 minutes), answered 429 with Retry-After. A pair is never locked for
  * anyone else: the owner signing in from an address that has not failed gets in whatever an
  * attacker does elsewhere. Across accounts, one IP gets `ipMaxFailures` failures per window,
- * against credential stuffing. Memory stays bounded: at most `maxEntries` pairs and IPs each.
+ * against credential stuffing. The counts live in the store given, shared by every instance, or in
+ * memory (at most `maxEntries` pairs and IPs each).
  */
 export function createLoginThrottle(options: LoginThrottleOptions | (() => number) = {}) {
   const opts = typeof options === 'function' ? { now: options } : options;
@@ -127,31 +99,23 @@ export function createLoginThrottle(options: LoginThrottleOptions | (() => numbe
   const maxDelayMs = opts.maxDelayMs ?? 15 * 60_000;
   const pairMemoryMs = opts.pairMemoryMs ?? 60 * 60_000;
   const maxEntries = opts.maxEntries ?? 50_000;
-  const pairs = new Map<string, PairState>();
-  const perIp = createThrottle({ maxFailures: opts.ipMaxFailures ?? 100, windowMs: opts.ipWindowMs ?? 15 * 60_000, maxKeys: maxEntries }, now);
+  const source = opts.counters ?? memoryCounters({ now, maxKeys: maxEntries });
+  // A pair's failures (kept `pairMemoryMs` after its last one), its wait, and each IP's failures.
+  const pairs = source('login_pair');
+  const waits = source('login_wait');
+  const perIp = createThrottle({ maxFailures: opts.ipMaxFailures ?? 100, windowMs: opts.ipWindowMs ?? 15 * 60_000, counters: source, namespace: 'login_ip' }, now);
 
-  // A NUL cannot occur in a validated e-mail, so the pair key is unambiguous.
-  const pairKey = (email: string, ip: string) => `${email.toLowerCase()}\u0000${clientKey(ip)}`;
-
-  function livePair(key: string, t: number) {
-    const pair = pairs.get(key);
-    if (pair && t - pair.lastFailureAt >= Math.max(pairMemoryMs, pair.blockedUntil - pair.lastFailureAt)) {
-      pairs.delete(key);
-      return undefined;
-    }
-    return pair;
-  }
+  // A client key holds no space, so the pair key is unambiguous (read from its end); and no NUL,
+  // which PostgreSQL cannot store.
+  const pairKey = (email: string, ip: string) => `${email.toLowerCase()} ${clientKey(ip)}`;
 
   return {
     /** 429 with Retry-After while the pair waits out its delay, or the IP is over its ceiling. */
-    check(email: string, ip: string) {
-      const t = now();
-      const pair = livePair(pairKey(email, ip), t);
-      if (pair && pair.blockedUntil > t) {
-        throw retryError(pair.blockedUntil - t, (s) => `Too many failed sign-in attempts, retry in ${s} seconds`);
-      }
+    async check(email: string, ip: string) {
+      const wait = await waits.get(pairKey(email, ip));
+      if (wait) throw retryError(wait.msLeft, (s) => `Too many failed sign-in attempts, retry in ${s} seconds`);
       try {
-        perIp.check([clientKey(ip)]);
+        await perIp.check([clientKey(ip)]);
       } catch (error) {
         if (error instanceof AppError && error.code === 'rate_limited') {
           throw new AppError('rate_limited', 'Too many failed sign-in attempts from this address; retry later', { headers: error.headers });
@@ -159,23 +123,25 @@ export function createLoginThrottle(options: LoginThrottleOptions | (() => numbe
         throw error;
       }
     },
-    fail(email: string, ip: string) {
-      const t = now();
+    async fail(email: string, ip: string) {
       const key = pairKey(email, ip);
-      const previous = livePair(key, t);
-      const failures = (previous?.failures ?? 0) + 1;
+      const { count: failures } = await pairs.hit(key, pairMemoryMs);
       // The fifth failure waits 1 s, the sixth 2 s …; the exponent is bounded so it never overflows.
       const beyond = failures - freeFailures;
       const delay = beyond >= 0 ? Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(beyond, 40)) : 0;
-      boundedSet(pairs, key, { failures, lastFailureAt: t, blockedUntil: t + delay }, maxEntries);
-      perIp.fail([clientKey(ip)]);
+      // The pair is remembered from its last failure (and for as long as its wait, if longer).
+      await pairs.set(key, failures, Math.max(pairMemoryMs, delay));
+      if (delay > 0) await waits.set(key, 1, delay);
+      await perIp.fail([clientKey(ip)]);
     },
     /** A right password forgets the pair's failures; the IP's count across accounts stays. */
-    succeed(email: string, ip: string) {
-      pairs.delete(pairKey(email, ip));
+    async succeed(email: string, ip: string) {
+      const key = pairKey(email, ip);
+      await pairs.delete(key);
+      await waits.delete(key);
     },
-    /** Entries held now: pairs and IPs (for tests of the memory bound). */
-    size: () => ({ pairs: pairs.size, ips: perIp.size() }),
+    /** Entries held now in memory: pairs and IPs (for tests of the memory bound). */
+    size: () => ({ pairs: pairs.size?.() ?? 0, ips: perIp.size() }),
   };
 }
 

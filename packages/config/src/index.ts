@@ -57,7 +57,8 @@ export const commonEnvShape = {
   CORS_ORIGINS: csv.default(['http://localhost:3000', 'http://localhost:5173', 'http://localhost:5174']),
   RATE_LIMIT_AUTHENTICATED: env.positiveInt(60),
   RATE_LIMIT_PUBLIC: env.positiveInt(30),
-  RATE_LIMIT_STORE: z.enum(['memory', 'redis']).default('memory'),
+  // Where request counts and login/e-mail throttles live; default: redis with REDIS_URL, else postgres with DATABASE_URL, else memory.
+  RATE_LIMIT_STORE: z.enum(['memory', 'postgres', 'redis']).optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   TOKEN_TTL_DAYS: env.positiveInt(30),
@@ -73,7 +74,7 @@ export interface CommonConfig {
   logLevel: string;
   database: { url?: string; dataDir: string; poolSize: number };
   cors: { origins: string[] };
-  rateLimit: { authenticated: number; public: number; store: 'memory' | 'redis'; redisUrl?: string };
+  rateLimit: { authenticated: number; public: number; store: 'memory' | 'postgres' | 'redis'; redisUrl?: string };
   auth: { jwtSecret: string; tokenTtlDays: number };
   trustProxy: boolean;
   docsEnabled: boolean;
@@ -89,8 +90,13 @@ type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
 export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; port: number }): CommonConfig {
   const production = parsed.NODE_ENV === 'production';
   const dataDir = parsed.DATA_DIR ?? join(process.cwd(), '.data', opts.appName);
-  if (parsed.RATE_LIMIT_STORE === 'redis' && !parsed.REDIS_URL) {
+  // Shared counters (several instances): Redis when configured, else the PostgreSQL database.
+  const rateLimitStore = parsed.RATE_LIMIT_STORE ?? (parsed.REDIS_URL ? 'redis' : parsed.DATABASE_URL ? 'postgres' : 'memory');
+  if (rateLimitStore === 'redis' && !parsed.REDIS_URL) {
     throw new ConfigError('Invalid configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis');
+  }
+  if (rateLimitStore === 'postgres' && !parsed.DATABASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  DATABASE_URL: required when RATE_LIMIT_STORE=postgres');
   }
   return {
     env: parsed.NODE_ENV,
@@ -102,7 +108,7 @@ export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; po
     rateLimit: {
       authenticated: parsed.RATE_LIMIT_AUTHENTICATED,
       public: parsed.RATE_LIMIT_PUBLIC,
-      store: parsed.RATE_LIMIT_STORE,
+      store: rateLimitStore,
       redisUrl: parsed.REDIS_URL,
     },
     auth: {

@@ -61,6 +61,16 @@ describe('buildCommonConfig', () => {
       buildCommonConfig(parseEnv(schema, { RATE_LIMIT_STORE: 'redis', DATA_DIR: 'memory://' }), { appName: 'x', port: 1 }),
     ).toThrow(/REDIS_URL/);
   });
+
+  it('shares the counters through Redis when configured, else through PostgreSQL, else keeps them in memory', () => {
+    const store = (env: Record<string, string>) => buildCommonConfig(parseEnv(schema, { DATA_DIR: 'memory://', ...env }), { appName: 'x', port: 1 }).rateLimit.store;
+    const pg = 'postgres://u@127.0.0.1:5432/db';
+    expect(store({})).toBe('memory');
+    expect(store({ DATABASE_URL: pg })).toBe('postgres');
+    expect(store({ DATABASE_URL: pg, REDIS_URL: 'redis://127.0.0.1:6379' })).toBe('redis');
+    expect(store({ DATABASE_URL: pg, RATE_LIMIT_STORE: 'memory' })).toBe('memory');
+    expect(() => store({ RATE_LIMIT_STORE: 'postgres' })).toThrow(/DATABASE_URL: required when RATE_LIMIT_STORE=postgres/);
+  });
 });
 
 describe('resolveSecret', () => {

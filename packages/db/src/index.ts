@@ -74,7 +74,30 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
    * PGlite notifies its one process.
    */
   listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
+  /**
+   * Runs `work` unless another instance of the app is running work under the same name: a
+   * session-level advisory lock held on a connection of its own for as long as `work` runs (which
+   * uses the pool as usual). Answers `work`'s result, or `skipped` when the lock was taken. PGlite
+   * serves one process, so it just runs `work`.
+   */
+  exclusive<T>(name: string, work: () => Promise<T>): Promise<T | typeof SKIPPED>;
   close(): Promise<void>;
+}
+
+/** What `exclusive` answers when another instance holds the lock. */
+export const SKIPPED: unique symbol = Symbol('skipped');
+
+/** A database's `exclusive` (see DatabaseHandle), as the jobs take it. */
+export type Exclusive = <T>(name: string, work: () => Promise<T>) => Promise<T | typeof SKIPPED>;
+
+/**
+ * Runs one tick of a background job once across the app's instances: under `exclusive` when given
+ * (the tick answers `skipped` when another instance is running it), or plainly (one process).
+ */
+export async function onceAcrossInstances<T>(exclusive: Exclusive | undefined, name: string, work: () => Promise<T>, skipped: () => T): Promise<T> {
+  if (!exclusive) return work();
+  const result = await exclusive(name, work);
+  return result === SKIPPED ? skipped() : result;
 }
 
 /**
@@ -124,7 +147,7 @@ export function preparedOnce<Q>(build: (db: DbOrTx) => Q): (db: DbOrTx) => Q {
 
 export interface SchemaStatus {
   current: boolean;
-  /** The newest migration of the folder, by tag (`0016_own_schema`). */
+  /** The newest migration of the folder, by tag (`0017_own_schema`). */
   expected: string;
   /** Why the question could not be answered (the database is unreachable). */
   error?: string;
@@ -283,6 +306,20 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
         const request = await main.client.listen(channel, onPayload, onListen);
         return () => request.unlisten();
       },
+      exclusive: async (name, work) => {
+        const connection = await main.client.reserve();
+        try {
+          const [lock] = await connection<{ ok: boolean }[]>`select pg_try_advisory_lock(hashtext(${name})) as ok`;
+          if (!lock?.ok) return SKIPPED;
+          try {
+            return await work();
+          } finally {
+            await connection`select pg_advisory_unlock(hashtext(${name}))`;
+          }
+        } finally {
+          connection.release();
+        }
+      },
       close: async () => {
         await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 })]);
       },
@@ -318,6 +355,7 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
       onListen?.();
       return () => unlisten();
     },
+    exclusive: (_name, work) => work(),
     close: () => client.close(),
   };
 }
@@ -396,5 +434,6 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
+export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createFanout, fanoutPayloadsTable, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
@@ -172,8 +172,14 @@ export interface FoundationOptions {
   rateLimit: {
     authenticated: number;
     public: number;
-    store: 'memory' | 'redis';
+    /** Where the counts live: this process, Redis (`redisUrl`), or the app's PostgreSQL database (`countHit`). */
+    store: 'memory' | 'postgres' | 'redis';
     redisUrl?: string;
+    /**
+     * Counts one request on a key with its limit in a fixed window, answering its count and the
+     * milliseconds left (see `createRequestCounter` in @repo/db): the `postgres` store.
+     */
+    countHit?: (key: string, windowMs: number, max: number) => Promise<{ current: number; ttl: number }>;
     /** Names the authenticated caller of a request cheaply (no database), or undefined for a public caller. */
     identify?: (request: FastifyRequest) => string | undefined;
     /**
@@ -226,9 +232,13 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     app.addHook('onClose', async () => void (await redis.quit()));
   }
 
+  const { countHit } = options.rateLimit;
+  const store = options.rateLimit.store === 'postgres' && countHit ? sharedStore(countHit) : undefined;
+
   await app.register(rateLimit, {
     global: true,
     redis,
+    store,
     skipOnError: true,
     keyGenerator: (request) => {
       const special = tier?.(request);
@@ -269,6 +279,35 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     staticCSP: true,
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
   });
+}
+
+/** What @fastify/rate-limit gives a store's `child`: the route's options, under `routeInfo` (empty for `app.rateLimit()`). */
+type RouteLimitOptions = Parameters<FastifyRateLimitStore['child']>[0] & { routeInfo?: { method?: string | string[]; url?: string } };
+
+/**
+ * A @fastify/rate-limit store over a shared counter (the PostgreSQL one): every instance of the
+ * app counts the same requests. Keys are namespaced `request:`, and a route with limits of its own
+ * counts apart, as the plugin's own stores do.
+ */
+function sharedStore(countHit: NonNullable<FoundationOptions['rateLimit']['countHit']>) {
+  return class SharedRateLimitStore implements FastifyRateLimitStore {
+    constructor(
+      readonly options: unknown,
+      readonly prefix = 'request:',
+    ) {}
+
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number, max: number) {
+      countHit(this.prefix + key, timeWindow, max).then(
+        (result) => callback(null, result),
+        (error: Error) => callback(error),
+      );
+    }
+
+    child(routeOptions: RouteLimitOptions) {
+      const route = routeOptions.routeInfo;
+      return new SharedRateLimitStore(routeOptions, `${this.prefix}${String(route?.method ?? '')}${route?.url ?? ''}-`);
+    }
+  };
 }
 
 /** Route options that take a route out of the rate limiter (health probes, documentation). */

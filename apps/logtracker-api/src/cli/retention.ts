@@ -37,10 +37,15 @@ export async function main(env: Record<string, string | undefined> = process.env
         logger: stderrLogger(config.logLevel),
         batchSize: config.retention.batchSize,
         pauseMs: config.retention.pauseMs,
+        exclusive: database.exclusive,
       });
       const result = await job.runOnce();
       // The cron job is also the place for storage upkeep when the app's own schedule is off.
-      const maintenance = await createMaintenanceJob({ db: database.customPlanDb, logger: stderrLogger(config.logLevel) }).runOnce();
+      const maintenance = await createMaintenanceJob({
+        db: database.customPlanDb,
+        logger: stderrLogger(config.logLevel),
+        exclusive: database.exclusive,
+      }).runOnce();
       const summary = {
         job: 'retention',
         ok: true,
@@ -50,6 +55,8 @@ export async function main(env: Record<string, string | undefined> = process.env
         partitions_emptied: result.partitionsEmptied,
         partitions_dropped: result.partitionsDropped,
         partitions_created: maintenance.partitionsCreated,
+        // Another instance (the app's own schedule, an overlapping run) held the job: nothing done here.
+        skipped: result.skipped === true,
         duration_ms: Date.now() - started,
       };
       process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -1,3 +1,4 @@
+import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
@@ -5,7 +6,13 @@ import { createMaintenanceService, type MaintenanceResult } from '../modules/mai
 import type { JobLogger } from './retention.js';
 
 /** Runs the log storage upkeep (see createMaintenanceService) once or on a schedule. */
-export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: () => Date }) {
+export function createMaintenanceJob(deps: {
+  db: DbTx;
+  logger: JobLogger;
+  now?: () => Date;
+  /** Keeps passes of several instances from overlapping (the database's `exclusive`); none on one process. */
+  exclusive?: Exclusive;
+}) {
   const maintenance = createMaintenanceService(deps);
   let running: Promise<MaintenanceResult> | undefined;
 
@@ -13,7 +20,11 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
     ensurePartitions: maintenance.ensurePartitions,
     /** One pass; a pass asked for while one runs joins it. */
     runOnce(): Promise<MaintenanceResult> {
-      running ??= maintenance.run().finally(() => {
+      running ??= onceAcrossInstances(deps.exclusive, 'logtracker:maintenance', maintenance.run, () => ({
+        partitionsCreated: 0,
+        rollupRowsCompacted: 0,
+        skipped: true as const,
+      })).finally(() => {
         running = undefined;
       });
       return running;
@@ -24,8 +35,8 @@ export function createMaintenanceJob(deps: { db: DbTx; logger: JobLogger; now?: 
 export type MaintenanceJob = ReturnType<typeof createMaintenanceJob>;
 
 /** Runs maintenance when the app is ready and then every `intervalSeconds` (0: never). */
-export function registerMaintenance(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx }) {
-  const job = createMaintenanceJob({ db: deps.db, logger: app.log });
+export function registerMaintenance(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; exclusive?: Exclusive }) {
+  const job = createMaintenanceJob({ db: deps.db, logger: app.log, exclusive: deps.exclusive });
   const intervalMs = deps.config.maintenanceIntervalSeconds * 1000;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;

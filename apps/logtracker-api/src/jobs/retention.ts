@@ -1,7 +1,11 @@
+import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
 import { createRetentionService, type RetentionResult } from '../modules/retention/retention.service.js';
+
+/** What a run skipped for another instance's reports. */
+const NOTHING_DELETED = { deleted: 0, projects: 0, batches: 0, partitionsEmptied: 0, partitionsDropped: 0 };
 
 /** The part of a pino/Fastify logger the job writes to. */
 export interface JobLogger {
@@ -21,6 +25,8 @@ export function createRetentionJob(deps: {
   pauseMs: number;
   /** The clock, so that tests can move time. */
   now?: () => Date;
+  /** Keeps runs of several instances from overlapping (the database's `exclusive`); none on one process. */
+  exclusive?: Exclusive;
 }) {
   const { logger } = deps;
   const retention = createRetentionService(deps);
@@ -38,7 +44,10 @@ export function createRetentionJob(deps: {
   function runOnce(): Promise<RetentionResult> {
     if (!running) {
       stopping = false;
-      running = retention.run(signal).finally(() => {
+      running = onceAcrossInstances(deps.exclusive, 'logtracker:retention', () => retention.run(signal), () => {
+        logger.info({}, 'retention run skipped: another instance is running it');
+        return { ...NOTHING_DELETED, skipped: true as const };
+      }).finally(() => {
         running = undefined;
       });
     }
@@ -89,10 +98,10 @@ export type RetentionJob = ReturnType<typeof createRetentionJob>;
  * flight ends after its batch) before the database closes. Off when the interval is 0, where a
  * CronJob runs the CLI instead (several instances, or a PGlite data directory the CLI cannot share).
  */
-export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx }) {
+export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; exclusive?: Exclusive }) {
   const { intervalMinutes, batchSize, pauseMs } = deps.config.retention;
   if (intervalMinutes === 0) return;
-  const job = createRetentionJob({ db: deps.db, logger: app.log.child({ job: 'retention' }), batchSize, pauseMs });
+  const job = createRetentionJob({ db: deps.db, logger: app.log.child({ job: 'retention' }), batchSize, pauseMs, exclusive: deps.exclusive });
   app.addHook('onReady', async () => job.start(intervalMinutes * 60_000));
   // Root onClose hooks run last-added first: this one before the database (opened earlier) closes.
   app.addHook('onClose', () => job.stop());

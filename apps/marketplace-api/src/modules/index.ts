@@ -1,5 +1,5 @@
 import { createOpenAiCompatibleModel } from '@repo/ai';
-import type { LoginThrottle } from '@repo/auth';
+import type { CounterSource, LoginThrottle } from '@repo/auth';
 import { createFanout, type DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
@@ -121,6 +121,8 @@ export interface ModuleDeps {
   mailer: Mailer;
   storage: Storage;
   throttle: LoginThrottle;
+  /** Counters every instance shares (RATE_LIMIT_STORE), for the e-mail send limits; in memory when absent. */
+  counters?: CounterSource;
   /** The payment processor (tests pass the built-in one they drive); built from the config otherwise. */
   paymentProcessor?: PaymentProcessor;
   /** The HTTPS agent of web push (tests trust their local push service with it). */
@@ -157,7 +159,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   await app.register(pusherSocketRoutes({ hub: realtimeHub }));
   // Stripe when configured, the built-in processor otherwise; a test may hand its own.
   const paymentProcessor = deps.paymentProcessor ?? createPaymentProcessor(deps.config);
-  const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder };
+  const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder, counters: deps.counters };
   const emailChange = createEmailChangeService(mailLinks);
   const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
   const authService = createAuthService({

@@ -9,6 +9,7 @@ import type { ProjectAccess } from '../projects/projects.service.js';
 import * as statsRepo from '../stats/stats.repository.js';
 import { RANGE_SPEC } from '../stats/stats.schemas.js';
 import * as repo from './analysis.repository.js';
+import { AnalysisTally } from './analysis.tally.js';
 import type { AnalysisResult, AnalyzeBody, FocusArea } from './analysis.schemas.js';
 
 const TOP = 10;
@@ -41,24 +42,21 @@ export function createAnalysisService(deps: {
   const { db } = deps;
   const now = deps.now ?? (() => new Date());
 
-  async function computeFacts(projectId: number, body: AnalyzeBody, from: Date, to: Date) {
+  async function computeFacts(projectId: number, body: AnalyzeBody, from: Date, to: Date, tally: AnalysisTally) {
     const { ms, bucketMs } = RANGE_SPEC[body.time_range];
     const previousFrom = new Date(from.getTime() - ms);
     const levels = body.log_levels ?? [...LOG_LEVELS];
-    const bucketSeconds = bucketMs / 1000;
     const buckets = Math.ceil(ms / bucketMs);
 
-    const [levelRows, topRows, newRows, sources, patternBuckets, patternBaseline, levelBuckets, levelBaseline] =
-      await Promise.all([
-        statsRepo.countByLevel(db, projectId, previousFrom, from, to),
-        repo.patternCounts(db, projectId, from, to, levels, 200),
-        repo.newPatterns(db, projectId, from, to, levels, TOP),
-        statsRepo.topSources(db, projectId, from, to, 5),
-        repo.bucketCounts(db, projectId, from, to, bucketSeconds, 'pattern_id', levels),
-        repo.periodCounts(db, projectId, previousFrom, from, 'pattern_id', levels),
-        repo.bucketCounts(db, projectId, from, to, bucketSeconds, 'level', levels),
-        repo.periodCounts(db, projectId, previousFrom, from, 'level', levels),
-      ]);
+    // Totals and sources from the rollups; counts per pattern and bucket from the mining run's tally.
+    const counted = tally.patternCounts();
+    const [levelRows, sources, firstSeen] = await Promise.all([
+      statsRepo.countByLevel(db, projectId, previousFrom, from, to),
+      statsRepo.topSources(db, projectId, from, to, 5),
+      patternsRepo.patternsFirstSeenSince(db, projectId, from, counted.map((r) => r.pattern_id)),
+    ]);
+    const topRows = counted.slice(0, 200);
+    const newRows = counted.filter((r) => firstSeen.has(r.pattern_id)).slice(0, TOP);
 
     const byLevel = Object.fromEntries(LOG_LEVELS.map((l) => [l, 0])) as Record<LogLevel, number>;
     const previous = { ...byLevel };
@@ -71,7 +69,15 @@ export function createAnalysisService(deps: {
     const total = sumOf(byLevel, levels);
 
     const patternIds = [...new Set([...topRows, ...newRows].map((r) => Number(r.pattern_id)))];
-    const anomalies = detectAnomalies(patternBuckets, patternBaseline, levelBuckets, levelBaseline, from, bucketMs, buckets);
+    const anomalies = detectAnomalies(
+      tally.patternBuckets(),
+      tally.patternBaselines(),
+      tally.levelBucketCounts(),
+      tally.levelBaselineCounts(),
+      from,
+      bucketMs,
+      buckets,
+    );
     for (const a of anomalies) if (a.pattern_id !== null) patternIds.push(a.pattern_id);
     const patternRows = await patternsRepo.patternsByIds(db, projectId, [...new Set(patternIds)]);
     const byId = new Map<number, PatternRow>(patternRows.map((p) => [p.id, p]));
@@ -126,8 +132,17 @@ export function createAnalysisService(deps: {
       // Every log of the range gets its pattern, whatever the level filter of the report; so do
       // the logs of the previous period, which are the baseline of the pattern anomalies and
       // tell a new pattern from an old one.
-      const mined = await deps.mining.mineRange(projectId, new Date(from.getTime() - ms), to);
-      const facts = await computeFacts(projectId, body, from, to);
+      const previousFrom = new Date(from.getTime() - ms);
+      const tally = new AnalysisTally({
+        previousFrom,
+        from,
+        to,
+        bucketMs: RANGE_SPEC[body.time_range].bucketMs,
+        levels: body.log_levels ?? LOG_LEVELS,
+      });
+      const mined = await deps.mining.mineRange(projectId, previousFrom, to, tally.observe);
+      tally.merge(mined.merged);
+      const facts = await computeFacts(projectId, body, from, to, tally);
       const result: AnalysisResult = { ...facts, mined: { logs: mined.mined, patterns: mined.patterns } };
       const summary = summarise(result);
       const narrative = await deps.narrative.write({ ...result, summary });

@@ -29,14 +29,14 @@ export function createAuthService(deps: { db: DbTx; throttle: LoginThrottle; ses
 
     /** Uniform failure whatever went wrong, throttled per e-mail and per IP. */
     async login(body: LoginBody, ip: string) {
-      deps.throttle.check(body.email, ip);
+      await deps.throttle.check(body.email, ip);
       const user = await repo.findUserByEmail(db, body.email);
       const ok = user ? await verifyPassword(user.passwordHash, body.password) : await verifyAgainstDecoy(body.password);
       if (!user || !ok) {
-        deps.throttle.fail(body.email, ip);
+        await deps.throttle.fail(body.email, ip);
         throw new AppError('unauthenticated', 'These credentials do not match our records');
       }
-      deps.throttle.succeed(body.email, ip);
+      await deps.throttle.succeed(body.email, ip);
       return user;
     },
 

@@ -7,6 +7,8 @@ const DAY_MS = 86_400_000;
 export interface MaintenanceResult {
   partitionsCreated: number;
   rollupRowsCompacted: number;
+  /** Set when another instance was running maintenance: this pass did nothing. */
+  skipped?: true;
 }
 
 /** The part of a pino/Fastify logger a maintenance pass writes to. */

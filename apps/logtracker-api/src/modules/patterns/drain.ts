@@ -119,6 +119,8 @@ export interface Masker {
   mask(message: string): string;
   /** The masked message split on whitespace: what the tree and the templates work on. */
   tokenize(message: string): string[];
+  /** The tokens of a message already masked. */
+  split(masked: string): string[];
 }
 
 /** A run of non-space characters, where a double-quoted span counts as non-space. */
@@ -170,15 +172,13 @@ export function createMasker(options: Pick<DrainOptions, 'maskRules' | 'maskIdTo
       ? new RegExp(wordStart ? `(?<![A-Za-z0-9_])(?:${alternation})` : alternation, 'g')
       : undefined;
   const mask = (message: string) => (combined ? message.replace(combined, WILDCARD) : message);
-  return {
-    mask,
-    tokenize(message) {
-      // Quoted text is one token however many words it holds (`tag="View Lock"`), so a line's
-      // length does not depend on what a variable says.
-      const tokens = mask(message).match(TOKEN) ?? [];
-      return options.maskIdTokens ? tokens.map(maskIdPieces) : tokens;
-    },
+  const split = (masked: string) => {
+    // Quoted text is one token however many words it holds (`tag="View Lock"`), so a line's
+    // length does not depend on what a variable says.
+    const tokens = masked.match(TOKEN) ?? [];
+    return options.maskIdTokens ? tokens.map(maskIdPieces) : tokens;
   };
+  return { mask, split, tokenize: (message) => split(mask(message)) };
 }
 
 const defaultMasker = createMasker(DEFAULT_DRAIN_OPTIONS);
@@ -407,6 +407,14 @@ export class TemplateMiner {
   private readonly byLeadingWord = new Map<string, number[]>();
   private readonly leadingWords = new Map<number, string[]>();
   private nextId = 1;
+  /**
+   * Where lines went lately, by their masked text: a line masked as one seen since the last change
+   * to any template or leaf joins the same cluster, as the tree would send it, without the walk.
+   * Variables masked, real logs repeat a few hundred shapes, so most lines take this path.
+   */
+  private readonly recent = new Map<string, { tokens: string[]; clusterId: number; leaf: TreeNode; generation: number }>();
+  /** Bumped by every change to a template or to a leaf's clusters; entries of `recent` from before are stale. */
+  private generation = 0;
 
   constructor(options: Partial<DrainOptions> = {}) {
     this.options = Object.freeze({ ...DEFAULT_DRAIN_OPTIONS, ...options });
@@ -428,7 +436,27 @@ export class TemplateMiner {
 
   /** Learns from a line: puts it in a cluster, widening or merging templates as needed. */
   add(message: string): AddResult {
-    const tokens = this.masker.tokenize(message);
+    const { cluster, changed } = this.learn(message);
+    return { clusterId: cluster.id, template: cluster.tokens.join(' '), changed };
+  }
+
+  /** As `add`, answering the cluster's id alone: what a run over many lines needs, without the template's text. */
+  assign(message: string): number {
+    return this.learn(message).cluster.id;
+  }
+
+  private learn(message: string): { cluster: Cluster; changed: boolean } {
+    const masked = this.masker.mask(message);
+    const seen = this.recent.get(masked);
+    if (seen?.generation === this.generation) {
+      const cluster = this.byId.get(seen.clusterId);
+      if (cluster && !cluster.spans && fitsAsIs(cluster.tokens, seen.tokens)) {
+        cluster.size++;
+        touch(seen.leaf, cluster.id);
+        return { cluster, changed: false };
+      }
+    }
+    const tokens = this.masker.split(masked);
     const leaf = this.leafFor(tokens, true);
     this.renewMerged(leaf);
     const decision = this.decide(leaf, tokens);
@@ -466,7 +494,10 @@ export class TemplateMiner {
     if (changed && this.options.mergeClusters) {
       cluster = this.mergeCovered(cluster.spans ? cluster : this.mergeEquivalents(leaf, cluster));
     }
-    return { clusterId: cluster.id, template: cluster.tokens.join(' '), changed };
+    if (changed || decision.kind !== 'join' || spanned) this.generation++;
+    if (this.recent.size >= RECENT_LIMIT) this.recent.clear();
+    this.recent.set(masked, { tokens: [...tokens], clusterId: cluster.id, leaf, generation: this.generation });
+    return { cluster, changed };
   }
 
   /** The cluster `add` would put the line in, learning nothing; undefined where it would start one. */
@@ -748,6 +779,16 @@ export class TemplateMiner {
 }
 
 /** Moves a cluster to the most recently matched end of its leaf. */
+/** Masked lines remembered at most (see `recent`): a few MB. */
+const RECENT_LIMIT = 20_000;
+
+/** Whether a template takes the line as it stands, one token per position. */
+function fitsAsIs(template: string[], tokens: string[]): boolean {
+  if (template.length !== tokens.length) return false;
+  for (let i = 0; i < tokens.length; i++) if (!tokenMatches(template[i] ?? WILDCARD, tokens[i] ?? '')) return false;
+  return true;
+}
+
 function touch(leaf: TreeNode, id: number): void {
   const at = leaf.clusters.indexOf(id);
   if (at >= 0 && at !== leaf.clusters.length - 1) {

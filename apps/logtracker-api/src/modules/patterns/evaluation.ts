@@ -90,7 +90,7 @@ export function evaluateSample(sample: string, csv: string, options?: Partial<Dr
   const eventId = header?.indexOf('EventId') ?? -1;
   if (content < 0 || eventId < 0) throw new Error(`${sample}: the CSV has no Content or EventId column`);
   const miner = new TemplateMiner(options);
-  const assigned = rows.map((r) => miner.add(r[content] ?? '').clusterId);
+  const assigned = rows.map((r) => miner.assign(r[content] ?? ''));
   const predicted = assigned.map((id) => miner.resolve(id));
   const truth = rows.map((r) => r[eventId] ?? '');
   return { sample, lines: rows.length, accuracy: groupingAccuracy(predicted, truth), drain: DRAIN_GROUPING_ACCURACY[sample] };

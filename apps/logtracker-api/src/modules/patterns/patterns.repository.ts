@@ -1,5 +1,5 @@
-import { arrayLiteral, executeCount, queryRows, timestamptz } from '@repo/db';
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { arrayLiteral, queryRows, sqlState, timestamptz, withTransaction } from '@repo/db';
+import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logPatterns, minerStates, patterns, type LogLevel } from '../../db/schema/index.js';
 import type { MinerState } from './drain.js';
@@ -24,27 +24,52 @@ export type UnminedLog = {
   message: string;
 };
 
+/** Where a page of the range's logs ends: its last log's timestamp (as text, to the microsecond) and id. */
+export interface MiningCursor {
+  ts: string;
+  id: number | string;
+}
+
+/** A log of the range: its text when it has no pattern yet, its pattern when it has one. */
+export type MiningRow = { id: number | string; ts: string; level: LogLevel } & (
+  | { message: string; pattern_id: null }
+  | { message: null; pattern_id: number }
+);
+
 /**
- * The next page of the range's logs in id order (keyset), each with its text when it has no
- * pattern yet and null when it has one: the caller keeps paging until a page comes back short.
- * Each log's tag is probed by its id, so a page costs the same however many logs are tagged
- * (an anti-join would read every tag of the project for each page).
+ * The next page of the range's logs in (timestamp, id) order, after the cursor, each with its text
+ * when it has no pattern yet and its pattern when it has one: the caller keeps paging until a page comes
+ * back short. The page is a range of the (project, timestamp, id) index, so its cost does not
+ * depend on other projects' logs or on how far the run has gone; each log's tag is probed by its
+ * id, so a page costs the same however many logs are tagged.
  */
-export function logsToMine(db: DbTx, projectId: number, from: Date, to: Date, afterId: number, limit: number) {
-  return queryRows<{ id: number | string; ts: string; level: LogLevel; message: string | null }>(
-    db,
-    sql`select p.id, to_char(p.timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts, p.level,
-               case when exists (select 1 from log_patterns lp
-                                  where lp.project_id = ${projectId} and lp.log_id = p.id)
-                    then null else p.message end as message
-          from (select l.id, l.timestamp, l.level, l.message
-                  from logs l
-                 where l.project_id = ${projectId} and l.timestamp >= ${timestamptz(from)} and l.timestamp < ${timestamptz(to)}
-                   and l.id > ${afterId}
-                 order by l.id
-                 limit ${limit}) p
-         order by p.id`,
-  );
+export function logsToMine(db: DbTx, projectId: number, from: Date, to: Date, after: MiningCursor | undefined, limit: number) {
+  // Ids start at 1: (from, 0) comes before every log of the range.
+  const afterTs = after ? after.ts : from.toISOString();
+  const afterId = after ? after.id : 0;
+  const page = sql`select p.id, to_char(p.timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts, p.level,
+                          case when t.pattern_id is null then p.message end as message, t.pattern_id
+                     from (select l.id, l.timestamp, l.level, l.message
+                             from logs l
+                            where l.project_id = ${projectId}
+                              and l.timestamp >= ${timestamptz(from)} and l.timestamp < ${timestamptz(to)}
+                              and (l.timestamp, l.id) > (${afterTs}::timestamptz, ${afterId}::bigint)
+                            -- Ascending with nulls first: the (project, timestamp desc nulls last,
+                            -- id desc nulls last) index read backwards, no sort.
+                            order by l.timestamp nulls first, l.id nulls first
+                            limit ${limit}) p
+                     left join lateral (select lp.pattern_id from log_patterns lp
+                                         where lp.project_id = ${projectId} and lp.log_id = p.id
+                                         limit 1) t on true
+                    order by p.timestamp nulls first, p.id nulls first`;
+  // Planned generically: to a plan made for its id, a project whose logs and tags the statistics
+  // have not seen yet (a burst, a first analysis) looks empty, and each log's tag is then probed
+  // through the (project, pattern, …) index, a scan of all the project's tags per log. The generic
+  // plan reads the page off the index and probes the primary key, however stale the statistics.
+  return withTransaction(db, async (tx) => {
+    await tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`);
+    return queryRows<MiningRow>(tx, page);
+  });
 }
 
 /** Creates the patterns of new clusters and refreshes templates and samples; answers cluster id → pattern id. */
@@ -73,25 +98,80 @@ export async function upsertPatterns(
   return ids;
 }
 
-/** Tags logs with their patterns: one narrow row each, a few thousand rows per statement. */
-export async function tagLogs(db: DbTx, projectId: number, tags: { log: UnminedLog; patternId: number }[]) {
-  for (let i = 0; i < tags.length; i += TAG_CHUNK) {
-    const chunk = tags.slice(i, i + TAG_CHUNK);
-    await db.execute(
-      sql`insert into ${logPatterns} (project_id, timestamp, log_id, level, pattern_id)
-          select ${projectId}, t.ts, t.id, t.level, t.pattern_id
-            from unnest(${arrayLiteral(chunk.map((t) => t.log.ts))}::timestamptz[],
-                        ${arrayLiteral(chunk.map((t) => t.log.id))}::bigint[],
-                        ${arrayLiteral(chunk.map((t) => t.log.level))}::text[],
-                        ${arrayLiteral(chunk.map((t) => t.patternId))}::int[])
-                 as t(ts, id, level, pattern_id)
-          on conflict (project_id, log_id) do update set pattern_id = excluded.pattern_id`,
-    );
-  }
+export interface PatternTag {
+  log: UnminedLog;
+  patternId: number;
 }
 
+const insertTagsSql = (projectId: number, tags: PatternTag[], onConflict: SQL) =>
+  sql`insert into ${logPatterns} (project_id, timestamp, log_id, level, pattern_id)
+      select ${projectId}, t.ts, t.id, t.level, t.pattern_id
+        from unnest(${arrayLiteral(tags.map((t) => t.log.ts))}::timestamptz[],
+                    ${arrayLiteral(tags.map((t) => t.log.id))}::bigint[],
+                    ${arrayLiteral(tags.map((t) => t.log.level))}::text[],
+                    ${arrayLiteral(tags.map((t) => t.patternId))}::int[])
+             as t(ts, id, level, pattern_id)
+      ${onConflict}`;
+
+/** Tags per statement: small enough that other work on an embedded database waits little between them. */
 const TAG_CHUNK = 1_000;
 
+/**
+ * Tags logs that had no pattern when they were read: one narrow row each, a thousand rows per
+ * statement. A log another run tagged meanwhile keeps its tag; answers the tags written, which the
+ * pattern counts take in.
+ */
+export async function tagLogs(db: DbTx, projectId: number, tags: PatternTag[]): Promise<PatternTag[]> {
+  const written: PatternTag[] = [];
+  for (let i = 0; i < tags.length; i += TAG_CHUNK) {
+    const chunk = tags.slice(i, i + TAG_CHUNK);
+    try {
+      // No conflict clause on the common path: it costs a third more per row.
+      await db.execute(insertTagsSql(projectId, chunk, sql``));
+      written.push(...chunk);
+      continue;
+    } catch (error) {
+      if (sqlState(error) !== '23505') throw error;
+    }
+    const rows = await queryRows<{ log_id: number | string }>(
+      db,
+      insertTagsSql(projectId, chunk, sql`on conflict (project_id, log_id) do nothing returning log_id`),
+    );
+    const ids = new Set(rows.map((r) => String(r.log_id)));
+    written.push(...chunk.filter((t) => ids.has(String(t.log.id))));
+  }
+  return written;
+}
+
+/** What a run adds to a pattern: its new tags, their levels and their time span. */
+export interface PatternIncrement {
+  patternId: number;
+  count: number;
+  levels: LogLevel[];
+  firstSeen: string;
+  lastSeen: string;
+}
+
+/**
+ * Adds what a run tagged to its patterns' counts, levels and first and last sightings, in one
+ * statement: counts follow the tags written, never a recount of the project's history.
+ */
+export async function addPatternStats(db: DbTx, projectId: number, increments: PatternIncrement[]) {
+  if (increments.length === 0) return;
+  const rows = increments.map((i) => ({ pattern_id: i.patternId, n: i.count, levels: i.levels, first_seen: i.firstSeen, last_seen: i.lastSeen }));
+  await db.execute(
+    sql`update patterns p
+           set count = p.count + s.n,
+               levels = (select coalesce(jsonb_agg(distinct l order by l), '[]'::jsonb)
+                           from jsonb_array_elements_text(p.levels || s.levels) as l),
+               first_seen = least(p.first_seen, s.first_seen),
+               last_seen = greatest(p.last_seen, s.last_seen),
+               updated_at = now()
+          from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+               as s(pattern_id int, n bigint, levels jsonb, first_seen timestamptz, last_seen timestamptz)
+         where p.id = s.pattern_id and p.project_id = ${projectId}`,
+  );
+}
 
 export function listProjectPatterns(db: DbTx, projectId: number) {
   return db
@@ -100,30 +180,25 @@ export function listProjectPatterns(db: DbTx, projectId: number) {
     .where(eq(patterns.projectId, projectId));
 }
 
-/** A cluster the miner merged into another: its logs follow, its pattern goes. */
+/** A cluster the miner merged into another: its logs and its counts follow, its pattern goes. */
 export async function mergePattern(db: DbTx, projectId: number, fromPatternId: number, toPatternId: number) {
   await db
     .update(logPatterns)
     .set({ patternId: toPatternId })
     .where(and(eq(logPatterns.projectId, projectId), eq(logPatterns.patternId, fromPatternId)));
+  await db.execute(
+    sql`update patterns t
+           set count = t.count + f.count,
+               levels = (select coalesce(jsonb_agg(distinct l order by l), '[]'::jsonb)
+                           from jsonb_array_elements_text(t.levels || f.levels) as l),
+               first_seen = least(t.first_seen, f.first_seen),
+               last_seen = greatest(t.last_seen, f.last_seen),
+               updated_at = now()
+          from patterns f
+         where t.project_id = ${projectId} and t.id = ${toPatternId}
+           and f.project_id = ${projectId} and f.id = ${fromPatternId}`,
+  );
   await db.delete(patterns).where(and(eq(patterns.projectId, projectId), eq(patterns.id, fromPatternId)));
-}
-
-/** Recounts patterns from their tags: counts stay exact however often a range is analysed. */
-export async function refreshPatternStats(db: DbTx, projectId: number, patternIds: number[]) {
-  for (let i = 0; i < patternIds.length; i += 500) {
-    const chunk = patternIds.slice(i, i + 500);
-    await db.execute(
-      sql`update patterns p
-             set count = s.n, levels = s.levels, first_seen = s.first_seen, last_seen = s.last_seen, updated_at = now()
-            from (select pattern_id, count(*) as n, jsonb_agg(distinct level) as levels,
-                         min(timestamp) as first_seen, max(timestamp) as last_seen
-                    from log_patterns
-                   where project_id = ${projectId} and pattern_id = any(${arrayLiteral(chunk)}::int[])
-                   group by pattern_id) s
-           where p.id = s.pattern_id and p.project_id = ${projectId}`,
-    );
-  }
 }
 
 /** The pattern of each of these logs that has one. */
@@ -138,13 +213,24 @@ export async function patternsOfLogs(db: DbTx, projectId: number, logIds: number
 }
 
 /**
- * The tags of a project's logs older than the cutoff go with the logs (retention): one statement,
- * as nothing but mining writes these rows and it writes other ones.
+ * The tags of a project's logs older than the cutoff go with the logs (retention), and their
+ * patterns' counts drop by as many, in one statement: nothing but mining writes these rows, and it
+ * writes other ones. Answers the tags deleted.
  */
-export function deleteExpiredTags(db: DbTx, projectId: number, cutoff: Date) {
-  return executeCount(db, sql`delete from log_patterns where project_id = ${projectId} and timestamp < ${timestamptz(cutoff)}`);
+export async function deleteExpiredTags(db: DbTx, projectId: number, cutoff: Date) {
+  const [row] = await queryRows<{ deleted: number | string }>(
+    db,
+    sql`with gone as (delete from log_patterns where project_id = ${projectId} and timestamp < ${timestamptz(cutoff)}
+                      returning pattern_id),
+             per_pattern as (select pattern_id, count(*) as n from gone group by pattern_id),
+             counted as (update patterns p set count = greatest(p.count - c.n, 0), updated_at = now()
+                           from per_pattern c
+                          where p.project_id = ${projectId} and p.id = c.pattern_id
+                         returning p.id)
+        select coalesce(sum(n), 0) as deleted from per_pattern`,
+  );
+  return Number(row?.deleted ?? 0);
 }
-
 
 export function topPatterns(db: DbTx, projectId: number, limit: number) {
   return db
@@ -161,4 +247,15 @@ export function patternsByIds(db: DbTx, projectId: number, ids: number[]) {
     .select()
     .from(patterns)
     .where(and(eq(patterns.projectId, projectId), inArray(patterns.id, ids)));
+}
+
+/** Which of these patterns were first seen at or after the instant: new within a report's range. */
+export async function patternsFirstSeenSince(db: DbTx, projectId: number, since: Date, ids: number[]) {
+  if (ids.length === 0) return new Set<number>();
+  const rows = await queryRows<{ id: number }>(
+    db,
+    sql`select id from patterns
+         where project_id = ${projectId} and id = any(${arrayLiteral(ids)}::int[]) and first_seen >= ${timestamptz(since)}`,
+  );
+  return new Set(rows.map((r) => r.id));
 }

@@ -25,6 +25,8 @@ export interface RetentionResult {
   partitionsEmptied: number;
   /** Empty daily partitions older than every project's retention, dropped. */
   partitionsDropped: number;
+  /** Set when another instance was running retention: this run did nothing. */
+  skipped?: true;
 }
 
 /**

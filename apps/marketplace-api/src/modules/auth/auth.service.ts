@@ -54,12 +54,12 @@ export function createAuthService(deps: {
       // Counted per session, not per address: whoever holds a stolen token may change addresses
       // at will, but not sessions; and the owner's own sign-in stays unaffected.
       const source = `session:${actor.sessionId}`;
-      throttle.check(user.email, source);
+      await throttle.check(user.email, source);
       if (!(await verifyPassword(user.passwordHash, password))) {
-        throttle.fail(user.email, source);
+        await throttle.fail(user.email, source);
         throw AppError.validation({ [field]: ['The password is incorrect'] });
       }
-      throttle.succeed(user.email, source);
+      await throttle.succeed(user.email, source);
       return;
     }
     const startedAt = await usersRepo.sessionStartedAt(db, actor.sessionId);
@@ -114,14 +114,14 @@ export function createAuthService(deps: {
      * account's state is told only to whoever proved the password.
      */
     async login(visitor: Anonymous, body: LoginBody, opts: { prestataireOnly: boolean }) {
-      throttle.check(body.email, visitor.ip);
+      await throttle.check(body.email, visitor.ip);
       const user = await usersRepo.findUserByEmail(db, body.email);
       const ok = user?.passwordHash ? await verifyPassword(user.passwordHash, body.password) : await verifyAgainstDecoy(body.password);
       if (!user || !ok || user.deletedAt) {
-        throttle.fail(body.email, visitor.ip);
+        await throttle.fail(body.email, visitor.ip);
         throw new AppError('unauthenticated', BAD_CREDENTIALS);
       }
-      throttle.succeed(body.email, visitor.ip);
+      await throttle.succeed(body.email, visitor.ip);
       if (user.status === 'banned') throw new AppError('forbidden', 'This account has been banned');
       if (user.status === 'suspended') throw new AppError('forbidden', 'This account is suspended; contact support');
       if (opts.prestataireOnly && user.role !== 'prestataire') {

@@ -1,4 +1,4 @@
-import { generateLinkToken, hashToken } from '@repo/auth';
+import { generateLinkToken, hashToken, type CounterSource } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import type { User } from '../../db/schema/index.js';
@@ -22,9 +22,11 @@ export function createEmailVerificationService(deps: {
   recorder: ActivityRecorder;
   /** A link sent to the new address of an e-mail change is confirmed by the same routes. */
   emailChange?: Pick<EmailChangeService, 'confirm' | 'isLiveConfirmation'>;
+  /** Where the e-mail send counts live (shared by every instance); this process's memory by default. */
+  counters?: CounterSource;
 }) {
   const { db, mailer } = deps;
-  const sends = createSendLimit();
+  const sends = createSendLimit({ counters: deps.counters });
 
   /** An account awaiting verification that may be e-mailed; anything else gets no e-mail, silently. */
   async function pendingAccount(email: string) {
@@ -61,13 +63,13 @@ export function createEmailVerificationService(deps: {
 
     /** A new link for an account awaiting verification; the same silence for every other address. */
     async resendLink(email: string) {
-      sends.take('email_verification_link', email);
+      await sends.take('email_verification_link', email);
       const user = await pendingAccount(email);
       if (user) await this.sendLink(user);
     },
 
     async sendOtp(email: string) {
-      sends.take('email_verification_otp', email);
+      await sends.take('email_verification_otp', email);
       const user = await pendingAccount(email);
       if (!user) return;
       const code = await issueOtp(db, user.id, 'email_verification_otp');

@@ -1,4 +1,4 @@
-import { createThrottle, generateOtp, hashToken } from '@repo/auth';
+import { createThrottle, generateOtp, hashToken, type CounterSource } from '@repo/auth';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { TokenPurpose, User } from '../../db/schema/index.js';
@@ -32,22 +32,28 @@ export async function redeemOtp(db: DbTx, userId: number, purpose: TokenPurpose,
 /**
  * Bounds the e-mails sent to one address per purpose. The key is the address as typed (normalised)
  * whether or not an account has it, so that being limited tells nothing about who is registered.
+ * The counts live in `counters` when given (shared by every instance), else in this process.
  */
-export function createSendLimit(options: { max: number; windowMs: number } = { max: SENDS_PER_HOUR, windowMs: 60 * 60_000 }) {
-  const throttle = createThrottle({ maxFailures: options.max, windowMs: options.windowMs });
+export function createSendLimit(options: { max?: number; windowMs?: number; counters?: CounterSource } = {}) {
+  const throttle = createThrottle({
+    maxFailures: options.max ?? SENDS_PER_HOUR,
+    windowMs: options.windowMs ?? 60 * 60_000,
+    counters: options.counters,
+    namespace: 'email_send',
+  });
   return {
     /** Counts one send; 429 with Retry-After once the address has had its share. */
-    take(purpose: TokenPurpose, email: string) {
+    async take(purpose: TokenPurpose, email: string) {
       const key = `${purpose}:${email}`;
       try {
-        throttle.check([key]);
+        await throttle.check([key]);
       } catch (error) {
         if (error instanceof AppError && error.code === 'rate_limited') {
           throw new AppError('rate_limited', 'Too many e-mails were requested for this address; retry later', { headers: error.headers });
         }
         throw error;
       }
-      throttle.fail([key]);
+      await throttle.fail([key]);
     },
   };
 }

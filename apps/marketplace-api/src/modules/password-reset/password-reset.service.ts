@@ -1,4 +1,4 @@
-import { generateLinkToken, hashPassword, hashToken } from '@repo/auth';
+import { generateLinkToken, hashPassword, hashToken, type CounterSource } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
@@ -25,9 +25,16 @@ function invalidResetToken(): AppError {
   return AppError.validation({ reset_token: ['The reset token is invalid or has expired'] }, 'The reset token is invalid or has expired');
 }
 
-export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; appUrl: string; recorder: ActivityRecorder }) {
+export function createPasswordResetService(deps: {
+  db: DbTx;
+  mailer: Mailer;
+  appUrl: string;
+  recorder: ActivityRecorder;
+  /** Where the e-mail send counts live (shared by every instance); this process's memory by default. */
+  counters?: CounterSource;
+}) {
   const { db, mailer } = deps;
-  const sends = createSendLimit();
+  const sends = createSendLimit({ counters: deps.counters });
 
   /** The account a reset may be sent to: live and active; with or without a password (social sign-in). */
   async function resettableAccount(email: string) {
@@ -65,7 +72,7 @@ export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; app
   return {
     /** E-mails a reset link to a live, active account; the same silence for every other address. */
     async sendLink(email: string) {
-      sends.take('password_reset_link', email);
+      await sends.take('password_reset_link', email);
       const user = await resettableAccount(email);
       if (!user) return;
       const token = generateLinkToken();
@@ -75,7 +82,7 @@ export function createPasswordResetService(deps: { db: DbTx; mailer: Mailer; app
     },
 
     async sendOtp(email: string) {
-      sends.take('password_reset_otp', email);
+      await sends.take('password_reset_otp', email);
       const user = await resettableAccount(email);
       if (!user) return;
       const code = await issueOtp(db, user.id, 'password_reset_otp');

@@ -19,7 +19,7 @@ BEGIN
     'payment_transfers', 'payment_webhook_events', 'payments', 'payouts', 'platform_settings',
     'prestataire_profiles', 'prestataire_services', 'repairdata_cache', 'reviews',
     'service_categories', 'service_request_photos', 'service_requests', 'services', 'sessions',
-    'tariff_grids', 'user_tokens', 'users', 'vehicles'
+    'tariff_grids', 'user_tokens', 'users', 'vehicles', 'rate_limit_counters'
   ] LOOP
     EXECUTE format('ALTER TABLE public.%I SET SCHEMA "marketplace"', t);
   END LOOP;

@@ -15,7 +15,7 @@ BEGIN
   FOREACH t IN ARRAY ARRAY[
     'users', 'sessions', 'projects', 'project_members', 'logs', 'ingest_keys', 'analyses',
     'log_level_counts', 'log_source_counts', 'log_patterns', 'miner_states', 'patterns', 'alerts',
-    'alert_deliveries', 'fanout_payloads'
+    'alert_deliveries', 'fanout_payloads', 'rate_limit_counters'
   ] LOOP
     EXECUTE format('ALTER TABLE public.%I SET SCHEMA "logtracker"', t);
   END LOOP;
