@@ -15,7 +15,7 @@ import { parseAllDocuments } from 'yaml';
 const K8S = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = join(K8S, '..', '..');
 
-/** What each app listens on and answers health checks at (DESIGN.md §3, the apps' route prefixes). */
+/** What each app listens on and answers health checks at (DESIGN.md §3, the apps' route prefixes; packages/http/src/health.ts). */
 const APPS = {
   'marketplace-api': { port: 8000, health: '/api/v1/health', files: ['configmap.yaml', 'secret.example.yaml', 'deployment.yaml', 'service.yaml', 'migrate-job.yaml', 'kustomization.yaml'] },
   'logtracker-api': { port: 8001, health: '/api/health', files: ['configmap.yaml', 'secret.example.yaml', 'deployment.yaml', 'service.yaml', 'migrate-job.yaml', 'retention-cronjob.yaml', 'kustomization.yaml'] },
@@ -201,8 +201,11 @@ for (const [app, expected] of Object.entries(APPS)) {
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
       assert.deepEqual(container.ports.map((p) => [p.name, p.containerPort]), [['http', expected.port]]);
-      for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) {
-        assert.equal(container[probe]?.httpGet?.path, expected.health, `${probe} path`);
+      // Readiness on the route that checks the database and its schema; liveness and start-up on
+      // the one that never touches the database.
+      const paths = { readinessProbe: `${expected.health}/ready`, livenessProbe: `${expected.health}/live`, startupProbe: `${expected.health}/live` };
+      for (const [probe, path] of Object.entries(paths)) {
+        assert.equal(container[probe]?.httpGet?.path, path, `${probe} path`);
         assert.ok([`http`, expected.port].includes(container[probe].httpGet.port), `${probe} port`);
       }
       const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));

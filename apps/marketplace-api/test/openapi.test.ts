@@ -118,15 +118,17 @@ GET /admin/broadcasts/{broadcast}
 const KNOWN_WARNINGS = [
   // The project publishes no licence.
   'info-license #/info',
-  // Health answers 200 or 503, never a 4xx.
+  // The health routes answer 200 or 503 (liveness: 200 only), never a 4xx.
   'operation-4xx-response #/paths/~1api~1v1~1health/get/responses',
+  'operation-4xx-response #/paths/~1api~1v1~1health~1live/get/responses',
+  'operation-4xx-response #/paths/~1api~1v1~1health~1ready/get/responses',
   // The real-time socket answers 101 Switching Protocols; only its failures are plain HTTP answers.
   'operation-2xx-response #/paths/~1app~1{key}/get/responses',
 ];
 
 /** The operations anyone may call: sign-up and sign-in, their e-mail flows, the catalogue, public search and media. */
 const PUBLIC_OPERATIONS = `
-health getMedia
+health healthLive healthReady getMedia
 registerClient registerPrestataire login loginPrestataire signInWithGoogle signInWithApple
 verifyEmail confirmEmail revertEmailChange resendVerificationEmail sendEmailVerificationOtp verifyEmailOtp
 forgotPassword resetPassword sendPasswordResetOtp verifyPasswordResetOtp resetPasswordWithOtp

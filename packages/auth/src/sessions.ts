@@ -1,10 +1,12 @@
 import type { DbOrTx } from '@repo/db';
 import { and, eq, gt, isNull, lt, ne, sql, type NotNull, type SQL } from 'drizzle-orm';
-import { index, integer, pgTable, text, timestamp, type AnyPgColumn, type PgTable } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, text, timestamp, type AnyPgColumn, type PgSchema, type PgTable } from 'drizzle-orm/pg-core';
 import type { SessionStore } from './plugin.js';
 import { generateSessionId } from './tokens.js';
 
 export interface SessionsTableOptions<IpRequired extends boolean> {
+  /** The app's PostgreSQL schema, which holds all of its tables; public when absent. */
+  schema?: PgSchema;
   /** The users table's id: a session belongs to a user and goes with it. */
   userId: () => AnyPgColumn;
   /** The name of the index on `user_id`, as the app's migrations created it. */
@@ -20,7 +22,9 @@ export interface SessionsTableOptions<IpRequired extends boolean> {
  */
 export function sessionsTable<IpRequired extends boolean>(options: SessionsTableOptions<IpRequired>) {
   const ip = text('ip');
-  return pgTable(
+  // One table type either way: only the name drizzle qualifies it with differs.
+  const table = (options.schema?.table ?? pgTable) as unknown as PgSchema['table'];
+  return table(
     'sessions',
     {
       id: text('id').primaryKey(),

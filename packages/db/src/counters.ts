@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { integer, pgTable, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
 import { arrayLiteral, preparedOnce, queryRows, type DbOrTx } from './index.js';
 
 /**
@@ -8,11 +8,22 @@ import { arrayLiteral, preparedOnce, queryRows, type DbOrTx } from './index.js';
  * columns). One row per key, its count valid until `expire`. Each app that shares counters through
  * its database includes this table in its schema (its migrations create it).
  */
-export const rateLimitCounters = pgTable('rate_limit_counters', {
+const counterColumns = () => ({
   key: text('key').primaryKey(),
   points: integer('points').notNull(),
   expire: timestamp('expire', { withTimezone: true, mode: 'date' }),
 });
+
+/**
+ * The table as the queries here (and RateLimiterDrizzle) name it: unqualified, found in the app's
+ * own schema by the connection's search_path (packages/db `createDatabase`).
+ */
+export const rateLimitCounters = pgTable('rate_limit_counters', counterColumns());
+
+/** The table in an app's drizzle schema, in the app's PostgreSQL schema, for drizzle-kit to migrate. */
+export function rateLimitCountersTable(schema: PgSchema) {
+  return schema.table('rate_limit_counters', counterColumns());
+}
 
 /** Rows whose window ended this long ago are deleted by `purgeExpiredCounters`. */
 const EXPIRED_KEEP_MS = 60 * 60_000;

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { bigint, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
 import { queryRows, type DatabaseHandle, type DbOrTx } from './index.js';
 
 /**
  * Payloads too big for a notification, kept long enough for every instance to read them back by id.
- * Each app that fans out includes this table in its schema (its migrations create it).
+ * Each app that fans out includes this table in its schema (its migrations create it), in its own
+ * PostgreSQL schema; the queries below name it unqualified and find it on the connection's search_path.
  */
-export const fanoutPayloads = pgTable('fanout_payloads', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  payload: text('payload').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
+export function fanoutPayloadsTable(schema: PgSchema) {
+  return schema.table('fanout_payloads', {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    payload: text('payload').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  });
+}
 
 /** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; ours stay under this, with room for the envelope. */
 export const NOTIFY_MAX_BYTES = 7900;

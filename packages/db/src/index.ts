@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite, type Extensions } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
@@ -6,10 +7,11 @@ import { cube } from '@electric-sql/pglite/contrib/cube';
 import { earthdistance } from '@electric-sql/pglite/contrib/earthdistance';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { unaccent } from '@electric-sql/pglite/contrib/unaccent';
-import { sql, type SQL } from 'drizzle-orm';
+import { is, sql, type SQL } from 'drizzle-orm';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { PgSchema, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
@@ -60,6 +62,11 @@ export interface DatabaseHandle<S extends Record<string, unknown>> {
   driver: 'pglite' | 'postgres';
   migrate(): Promise<void>;
   ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }>;
+  /**
+   * Whether the schema is current: the newest migration of the folder is recorded in the app's
+   * migrations table (readiness). A database that cannot be reached is not current.
+   */
+  schemaStatus(): Promise<SchemaStatus>;
   /**
    * LISTENs on a notification channel; answers the function that stops. postgres.js listens on a
    * connection of its own and, when that connection drops, reconnects and listens again by itself
@@ -196,6 +203,108 @@ export function preparedOnce<Q>(build: (db: DbOrTx) => Q): (db: DbOrTx) => Q {
   };
 }
 
+export interface SchemaStatus {
+  current: boolean;
+  /** The newest migration of the folder, by tag (`0017_own_schema`). */
+  expected: string;
+  /** Why the question could not be answered (the database is unreachable). */
+  error?: string;
+}
+
+/**
+ * The PostgreSQL schema an app keeps its tables and its migrations table in: the one `pgSchema`
+ * its drizzle schema exports (drizzle-kit qualifies its tables with it). Two apps, each in a
+ * schema of its own, then share one database, or keep one each, alike. Without one, the tables
+ * live in public and the history in `drizzle.__drizzle_migrations`, as drizzle does by default.
+ */
+export function appSchemaName(schema: Record<string, unknown>): string | undefined {
+  const names = new Set(Object.values(schema).filter((value) => is(value, PgSchema)).map((value) => (value as PgSchema).schemaName));
+  if (names.size > 1) throw new Error(`a drizzle schema may export one pgSchema, found: ${[...names].join(', ')}`);
+  return [...names][0];
+}
+
+/** drizzle's own migrations table, where the history of an app without a schema of its own lives. */
+const LEGACY_MIGRATIONS = { schema: 'drizzle', table: '__drizzle_migrations' };
+const MIGRATIONS_TABLE = '__drizzle_migrations';
+
+/**
+ * Taken around every migration run, whichever app: two apps (or two replicas) migrating one fresh
+ * database at once would otherwise both build their earlier migrations in public, and collide there.
+ */
+const MIGRATION_LOCK = sql`select pg_advisory_lock(hashtext('repo.migrations'))`;
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The connections' search_path: the app's tables first, then public, where the extensions live. */
+function searchPath(schemaName: string): string {
+  return `${quoteIdent(schemaName)}, public`;
+}
+
+/**
+ * Migrates with the app's history in its own schema. The migrations run with search_path public,
+ * as they always have: the earlier ones create their tables there (their foreign keys name
+ * "public") and the app's schema migration moves them. A database migrated before the apps had
+ * schemas of their own keeps its history in drizzle's shared table: the rows of this app's
+ * migrations (matched by their creation time in the journal) are carried over first, once, so
+ * that only the newer migrations run.
+ */
+async function migrateInSchema(db: Database, migrationsFolder: string, schemaName: string, run: (config: { migrationsFolder: string; migrationsSchema: string; migrationsTable: string }) => Promise<void>) {
+  const ours = readMigrationFiles({ migrationsFolder }).map((m) => m.folderMillis);
+  const target = `${quoteIdent(schemaName)}.${quoteIdent(MIGRATIONS_TABLE)}`;
+  const [found] = await queryRows<{ own: boolean; legacy: boolean }>(
+    db,
+    sql`select to_regclass(${target}) is not null as own, to_regclass('drizzle.__drizzle_migrations') is not null as legacy`,
+  );
+  if (found && !found.own && found.legacy) {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schemaName)}`));
+      // The same table drizzle's migrator creates.
+      await tx.execute(sql.raw(`CREATE TABLE ${target} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`));
+      await tx.execute(
+        sql`insert into ${sql.raw(target)} (hash, created_at)
+            select hash, created_at from drizzle.__drizzle_migrations
+            where created_at = any(${arrayLiteral(ours)}::bigint[]) order by id`,
+      );
+    });
+  }
+  await run({ migrationsFolder, migrationsSchema: schemaName, migrationsTable: MIGRATIONS_TABLE });
+}
+
+async function schemaStatus(db: Database, migrationsFolder: string, schemaName: string | undefined): Promise<SchemaStatus> {
+  const latest = readLatestMigration(migrationsFolder);
+  const table = schemaName
+    ? `${quoteIdent(schemaName)}.${quoteIdent(MIGRATIONS_TABLE)}`
+    : `${LEGACY_MIGRATIONS.schema}.${LEGACY_MIGRATIONS.table}`;
+  try {
+    const [exists] = await queryRows<{ ok: boolean }>(db, sql`select to_regclass(${table}) is not null as ok`);
+    if (!exists?.ok) return { current: false, expected: latest.tag };
+    const [row] = await queryRows<{ current: boolean }>(
+      db,
+      sql`select exists (select 1 from ${sql.raw(table)} where created_at = ${latest.when}) as current`,
+    );
+    return { current: row?.current === true, expected: latest.tag };
+  } catch (error) {
+    return { current: false, expected: latest.tag, error: (error as Error).message };
+  }
+}
+
+const latestMigrations = new Map<string, { tag: string; when: number }>();
+
+/** The newest entry of a migrations folder's journal, read once per folder. */
+function readLatestMigration(migrationsFolder: string): { tag: string; when: number } {
+  let latest = latestMigrations.get(migrationsFolder);
+  if (!latest) {
+    const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] };
+    const last = journal.entries.at(-1);
+    if (!last) throw new Error(`no migration in ${migrationsFolder}`);
+    latest = { tag: last.tag, when: last.when };
+    latestMigrations.set(migrationsFolder, latest);
+  }
+  return latest;
+}
+
 /** Gives a Drizzle database over postgres.js (with a URL) or PGlite (file or memory). */
 export async function createDatabase<S extends Record<string, unknown>>(
   options: DatabaseOptions<S>,
@@ -213,12 +322,15 @@ export async function createDatabase<S extends Record<string, unknown>>(
 }
 
 async function connect<S extends Record<string, unknown>>(options: DatabaseOptions<S>): Promise<DatabaseHandle<S>> {
+  const schemaName = appSchemaName(options.schema);
+  // Every connection finds the app's tables unqualified (raw SQL, functions, new partitions).
+  const path: Record<string, string> = schemaName ? { search_path: searchPath(schemaName) } : {};
   if (options.url) {
     const open = (max: number, settings: Record<string, string> = {}) => {
       const client = postgres(options.url as string, {
         max,
         onnotice: (notice) => options.onNotice?.(String(notice.message)),
-        connection: { application_name: 'api', ...settings },
+        connection: { application_name: 'api', ...path, ...settings },
       });
       const inFlight = inFlightCounter();
       return { client, max, inFlight, db: drizzlePostgres(preparing(client, inFlight), { schema: options.schema }) as unknown as Database<S> };
@@ -230,8 +342,25 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
       db,
       customPlanDb: custom?.db ?? db,
       driver: 'postgres',
-      migrate: () => migratePostgres(db as never, { migrationsFolder: options.migrationsFolder }),
+      migrate: async () => {
+        if (!schemaName) return migratePostgres(db as never, { migrationsFolder: options.migrationsFolder });
+        // One connection of its own, so that the advisory lock (a session's) covers the whole run;
+        // closing it releases the lock, whatever happened.
+        const client = postgres(options.url as string, {
+          max: 1,
+          onnotice: (notice) => options.onNotice?.(String(notice.message)),
+          connection: { application_name: 'api-migrate', search_path: 'public' },
+        });
+        try {
+          const migrator = drizzlePostgres(client) as unknown as Database;
+          await migrator.execute(MIGRATION_LOCK);
+          await migrateInSchema(migrator, options.migrationsFolder, schemaName, (config) => migratePostgres(migrator as never, config));
+        } finally {
+          await client.end({ timeout: 5 });
+        }
+      },
       ping: () => ping(db),
+      schemaStatus: () => schemaStatus(db, options.migrationsFolder, schemaName),
       listen: async (channel, onPayload, onListen) => {
         const request = await main.client.listen(channel, onPayload, onListen);
         return () => request.unlisten();
@@ -265,14 +394,26 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
   const wanted = options.extensions ?? ['pg_trgm'];
   const extensions = Object.fromEntries(wanted.map((name) => [name, pgliteExtensions[name]]));
   const client = await PGlite.create(dataDir, { extensions });
+  if (schemaName) await client.exec(`SET search_path TO ${searchPath(schemaName)}`);
   const inFlight = { count: 0 };
   const db = drizzlePglite(counting(client, inFlight), { schema: options.schema }) as unknown as Database<S>;
   return {
     db,
     customPlanDb: db,
     driver: 'pglite',
-    migrate: () => migratePglite(db as never, { migrationsFolder: options.migrationsFolder }),
+    migrate: async () => {
+      if (!schemaName) return migratePglite(db as never, { migrationsFolder: options.migrationsFolder });
+      // PGlite's one connection migrates with search_path public (see migrateInSchema), then
+      // goes back to the app's; one process owns the data directory, so no lock is needed.
+      await client.exec('SET search_path TO public');
+      try {
+        await migrateInSchema(db, options.migrationsFolder, schemaName, (config) => migratePglite(db as never, config));
+      } finally {
+        await client.exec(`SET search_path TO ${searchPath(schemaName)}`);
+      }
+    },
     ping: () => ping(db),
+    schemaStatus: () => schemaStatus(db, options.migrationsFolder, schemaName),
     listen: async (channel, onPayload, onListen) => {
       const unlisten = await client.listen(channel, onPayload);
       onListen?.();
@@ -381,6 +522,6 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
-export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, type RequestCounter, type RequestCounterOptions } from './counters.js';
-export { createFanout, fanoutPayloads, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
+export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
+export { createFanout, fanoutPayloadsTable, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

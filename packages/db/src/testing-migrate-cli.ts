@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows, type DatabaseHandle } from './index.js';
+import { appSchemaName, queryRows, type DatabaseHandle } from './index.js';
 
 type Env = Record<string, string>;
 
@@ -84,15 +84,18 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
     async function inspect(env: Env) {
       const database = await options.open({ ...env, MIGRATE_ON_START: 'false' });
       try {
+        // The app's own schema and migrations table when it has one, drizzle's defaults otherwise.
+        const own = appSchemaName(options.schema);
+        const history = own ? `"${own}".__drizzle_migrations` : 'drizzle.__drizzle_migrations';
         const tables = await queryRows<{ name: string }>(
           database.db,
-          sql`select table_name as name from information_schema.tables where table_schema = 'public' order by 1`,
+          sql`select table_name as name from information_schema.tables where table_schema = ${own ?? 'public'} and table_name <> '__drizzle_migrations' order by 1`,
         );
-        // drizzle's own record of the migrations it applied, absent until the first run.
-        const [record] = await queryRows<{ present: boolean }>(database.db, sql`select to_regclass('drizzle.__drizzle_migrations') is not null as present`);
+        // drizzle's record of the migrations it applied, absent until the first run.
+        const [record] = await queryRows<{ present: boolean }>(database.db, sql`select to_regclass(${history}) is not null as present`);
         let applied = 0;
         if (record?.present) {
-          const [row] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+          const [row] = await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from ${sql.raw(history)}`);
           applied = Number(row?.n ?? 0);
         }
         return { tables: tables.map((t) => t.name), applied };

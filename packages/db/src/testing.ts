@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { createDatabase, type DatabaseHandle, type ExtensionName } from './index.js';
 
@@ -10,6 +13,8 @@ export interface TestDatabaseOptions<S extends Record<string, unknown>> {
   serverUrl?: string;
   /** As DatabaseOptions.customPlanPoolSize (on a server only). */
   customPlanPoolSize?: number;
+  /** Whether to migrate the fresh database (default true); false leaves it empty, as a Job would find it. */
+  migrate?: boolean;
 }
 
 export interface TestDatabase<S extends Record<string, unknown>> extends DatabaseHandle<S> {
@@ -29,8 +34,8 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
   // Test-only entry point: the suite switches servers through this one variable.
   const serverUrl = options.serverUrl ?? process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
-    const handle = await createDatabase({ ...options, dataDir: 'memory://' });
-    await handle.migrate();
+    const handle = await createDatabase({ ...options, dataDir: 'memory://', migrate: false });
+    if (options.migrate !== false) await handle.migrate();
     return { ...handle, destroy: () => handle.close() };
   }
 
@@ -43,8 +48,8 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
   }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const handle = await createDatabase({ ...options, url: url.toString(), poolSize: 5 });
-  await handle.migrate();
+  const handle = await createDatabase({ ...options, url: url.toString(), poolSize: 5, migrate: false });
+  if (options.migrate !== false) await handle.migrate();
   return {
     ...handle,
     url: url.toString(),
@@ -59,6 +64,34 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
     },
   };
 }
+/**
+ * Migrates a database as the apps did before each kept its tables in a schema of its own: drizzle's
+ * defaults (tables in public, history in `drizzle.__drizzle_migrations`), with the folder's
+ * migrations before the one tagged `before`. For tests of the upgrade path.
+ */
+export async function migrateAsBefore(options: {
+  migrationsFolder: string;
+  before: string;
+  extensions?: ExtensionName[];
+  url?: string;
+  dataDir?: string;
+}): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), 'migrations-'));
+  try {
+    cpSync(options.migrationsFolder, folder, { recursive: true });
+    const journalPath = join(folder, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
+    const cut = journal.entries.findIndex((entry) => entry.tag === options.before);
+    if (cut < 0) throw new Error(`no migration tagged ${options.before}`);
+    writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, cut) }));
+    // A schema that exports no pgSchema migrates the way drizzle does by default.
+    const handle = await createDatabase({ url: options.url, dataDir: options.dataDir, extensions: options.extensions, schema: {}, migrationsFolder: folder, migrate: true });
+    await handle.close();
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 export { describeMigrateCli, type MigrateCliSuiteOptions } from './testing-migrate-cli.js';
 
 /** What an app's test gets: the app, ready, over a database of its own, and one call to close both. */

@@ -73,7 +73,7 @@ export async function registerModules(
 
   await app.register(
     async (api) => {
-      await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
+      await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping, schemaStatus: deps.database.schemaStatus }));
       await api.register(authRoutes({ auth }));
       await api.register(projectsRoutes({ projects: createProjectsService({ db, access }) }));
       await api.register(membersRoutes({ members: createMembersService({ db, access }) }));

@@ -210,7 +210,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   });
   await app.register(
     async (api) => {
-      await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping }));
+      await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping, schemaStatus: deps.database.schemaStatus }));
       await api.register(mediaRoutes({ storage: deps.storage }));
       // Accounts and sign-in
       await api.register(authRoutes({ auth: authService }));

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, text, timestamp } from 'drizzle-orm/pg-core';
 import { projects, type LogLevel } from './projects.js';
+import { logtrackerSchema } from './pg-schema.js';
 
 export const ALERT_CHANNELS = ['webhook', 'email'] as const;
 export type AlertChannel = (typeof ALERT_CHANNELS)[number];
@@ -8,7 +9,7 @@ export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** A threshold crossing: `count` logs at alert levels within the window. */
-export const alerts = pgTable(
+export const alerts = logtrackerSchema.table(
   'alerts',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -28,7 +29,7 @@ export const alerts = pgTable(
 );
 
 /** One channel's delivery of an alert, retried with backoff by the worker until it succeeds or gives up. */
-export const alertDeliveries = pgTable(
+export const alertDeliveries = logtrackerSchema.table(
   'alert_deliveries',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,3 +1,4 @@
+export * from './pg-schema.js';
 export * from './users.js';
 export * from './projects.js';
 export * from './logs.js';

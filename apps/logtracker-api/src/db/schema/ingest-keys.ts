@@ -1,12 +1,13 @@
-import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { projects } from './projects.js';
 import { users } from './users.js';
+import { logtrackerSchema } from './pg-schema.js';
 
 /**
  * Ingest-only credentials for CI pipelines and agents. Only the SHA-256 of a key is stored; the
  * key itself is shown once, at creation.
  */
-export const ingestKeys = pgTable(
+export const ingestKeys = logtrackerSchema.table(
   'ingest_keys',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

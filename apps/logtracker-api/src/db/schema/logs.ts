@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, type PgColumnBuilderBase } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, primaryKey, text, timestamp, type PgColumnBuilderBase } from 'drizzle-orm/pg-core';
 import type { LogLevel } from './projects.js';
+import { logtrackerSchema } from './pg-schema.js';
 
 /**
  * Partitioned by day on `timestamp` (see migration 0003): expired days are dropped whole, and the
@@ -8,7 +9,7 @@ import type { LogLevel } from './projects.js';
  * statement-level triggers on every insert and delete, whatever path wrote the rows (migration
  * 0005).
  */
-export const logs = pgTable(
+export const logs = logtrackerSchema.table(
   'logs',
   {
     id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
@@ -82,7 +83,7 @@ function rollupColumns<T extends Record<string, PgColumnBuilderBase>>(key: T) {
  * logs: a range costs the same for a thousand logs or a million, and it reads the coarsest
  * buckets that tile it (days, then hours and minutes at its ends).
  */
-export const logLevelCounts = pgTable(
+export const logLevelCounts = logtrackerSchema.table(
   'log_level_counts',
   rollupColumns({ level: text('level').$type<LogLevel>().notNull() }),
   (t) => [
@@ -98,7 +99,7 @@ export const logLevelCounts = pgTable(
  * bucket holds four level rows and one row per source, where rows per level and source would
  * multiply the two, which is what a range's statistics would read.
  */
-export const logSourceCounts = pgTable(
+export const logSourceCounts = logtrackerSchema.table(
   'log_source_counts',
   rollupColumns({ source: text('source') }),
   (t) => [

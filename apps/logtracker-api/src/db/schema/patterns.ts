@@ -1,9 +1,10 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { projects, type LogLevel } from './projects.js';
 import { users } from './users.js';
+import { logtrackerSchema } from './pg-schema.js';
 
 /** A log template mined from a project's messages; `cluster_id` is the miner's stable id. */
-export const patterns = pgTable(
+export const patterns = logtrackerSchema.table(
   'patterns',
   {
     id: integer('id').generatedAlwaysAsIdentity(),
@@ -36,7 +37,7 @@ export const patterns = pgTable(
  * prefix of the project's. With the log's level; rows go with their logs (retention, project
  * deletion).
  */
-export const logPatterns = pgTable(
+export const logPatterns = logtrackerSchema.table(
   'log_patterns',
   {
     projectId: integer('project_id').notNull(),
@@ -52,7 +53,7 @@ export const logPatterns = pgTable(
 );
 
 /** The template miner's state per project, so that mining resumes where it stopped. */
-export const minerStates = pgTable('miner_states', {
+export const minerStates = logtrackerSchema.table('miner_states', {
   projectId: integer('project_id')
     .primaryKey()
     .references(() => projects.id, { onDelete: 'cascade' }),
@@ -61,7 +62,7 @@ export const minerStates = pgTable('miner_states', {
 });
 
 /** One run of the analysis: its request and the facts it found. */
-export const analyses = pgTable(
+export const analyses = logtrackerSchema.table(
   'analyses',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { users } from './users.js';
+import { logtrackerSchema } from './pg-schema.js';
 
 export const LOG_LEVELS = ['error', 'warning', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -25,7 +26,7 @@ export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {
   quiet_period_minutes: 15,
 };
 
-export const projects = pgTable(
+export const projects = logtrackerSchema.table(
   'projects',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -50,7 +51,7 @@ export const projects = pgTable(
   (t) => [check('projects_retention_days_range', sql`${t.retentionDays} between 1 and 3650`)],
 );
 
-export const projectMembers = pgTable(
+export const projectMembers = logtrackerSchema.table(
   'project_members',
   {
     projectId: integer('project_id')

@@ -1,8 +1,9 @@
 import { sessionsTable } from '@repo/auth/sessions';
-import { integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { integer, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
+import { logtrackerSchema } from './pg-schema.js';
 
-export const users = pgTable(
+export const users = logtrackerSchema.table(
   'users',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -16,6 +17,6 @@ export const users = pgTable(
 );
 
 /** Server-side sessions behind bearer tokens (the JWT's `sid`); the table is @repo/auth's. */
-export const sessions = sessionsTable({ userId: () => users.id, userIndexName: 'sessions_user_id_idx', ipRequired: false });
+export const sessions = sessionsTable({ schema: logtrackerSchema, userId: () => users.id, userIndexName: 'sessions_user_id_idx', ipRequired: false });
 
 export type User = typeof users.$inferSelect;

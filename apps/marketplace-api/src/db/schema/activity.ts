@@ -1,11 +1,12 @@
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 /**
  * Every admin action and every state change of an account or of money: who (null for the system),
  * what, on which subject, before/after, from where.
  */
-export const activityLog = pgTable(
+export const activityLog = marketplaceSchema.table(
   'activity_log',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),

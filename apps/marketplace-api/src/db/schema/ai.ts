@@ -1,7 +1,8 @@
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { marketplaceSchema } from './pg-schema.js';
 
 /** Answers of the AI layer by feature and input key, reused until they expire. */
-export const aiCache = pgTable(
+export const aiCache = marketplaceSchema.table(
   'ai_cache',
   {
     feature: text('feature').notNull(),
@@ -17,7 +18,7 @@ export const aiCache = pgTable(
 );
 
 /** Every request the AI layer answered: from the cache, the model, or the built-in fallback. */
-export const aiCalls = pgTable(
+export const aiCalls = marketplaceSchema.table(
   'ai_calls',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),

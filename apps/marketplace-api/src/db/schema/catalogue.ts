@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, doublePrecision, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, doublePrecision, index, integer, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
+import { marketplaceSchema } from './pg-schema.js';
 
-export const serviceCategories = pgTable(
+export const serviceCategories = marketplaceSchema.table(
   'service_categories',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -17,7 +18,7 @@ export const serviceCategories = pgTable(
 );
 
 /** What prestataires offer and clients ask for; the indicative price is in cents. */
-export const services = pgTable(
+export const services = marketplaceSchema.table(
   'services',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -46,7 +47,7 @@ export const services = pgTable(
  * French communes (INSEE code) with their postal codes and the coordinates of their centre,
  * seeded from the official administrative dataset joined with GeoNames coordinates.
  */
-export const cities = pgTable(
+export const cities = marketplaceSchema.table(
   'cities',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

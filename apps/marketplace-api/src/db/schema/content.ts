@@ -1,12 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 /**
  * Editorial content (terms, privacy, FAQ…) per key and language, versioned: every PUT adds a
  * version, the previous ones are kept; readers get the highest version of their language.
  */
-export const contentVersions = pgTable(
+export const contentVersions = marketplaceSchema.table(
   'content_versions',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -34,7 +35,7 @@ export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
  * each. Sent in batches by a background job that walks recipients by id from `last_user_id`, so a
  * restart resumes where it stopped and nobody is sent it twice.
  */
-export const broadcasts = pgTable(
+export const broadcasts = marketplaceSchema.table(
   'broadcasts',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

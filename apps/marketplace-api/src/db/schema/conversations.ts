@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { appointments, serviceRequests } from './lifecycle.js';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const DISPUTE_STATUSES = ['none', 'open', 'resolved'] as const;
 export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
@@ -12,7 +13,7 @@ export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
  * appointments; one per pair and subject. Either party may report a dispute on it (`none` → `open`),
  * an administrator resolves it (`resolved`, a note and where decided a refund for the payments module).
  */
-export const conversations = pgTable(
+export const conversations = marketplaceSchema.table(
   'conversations',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -52,7 +53,7 @@ export const conversations = pgTable(
 );
 
 /** A text message of a conversation; `read_at` is when the other party read it. */
-export const conversationMessages = pgTable(
+export const conversationMessages = marketplaceSchema.table(
   'conversation_messages',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { check, date, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, date, index, integer, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const DOCUMENT_TYPES = ['business_registration', 'insurance', 'identity', 'other'] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
@@ -10,7 +11,7 @@ export type DocumentType = (typeof DOCUMENT_TYPES)[number];
  * an admin files on any user. The file lives in storage under `storage_key`; it is only ever served
  * to admins.
  */
-export const documents = pgTable(
+export const documents = marketplaceSchema.table(
   'documents',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

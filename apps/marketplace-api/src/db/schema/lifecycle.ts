@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { check, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, doublePrecision, index, integer, jsonb, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { cities, services } from './catalogue.js';
 import { timestamps } from './columns.js';
 import { users } from './users.js';
 import { vehicles } from './vehicles.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const SERVICE_REQUEST_STATUSES = ['open', 'quoted', 'accepted', 'completed', 'cancelled', 'expired', 'refused'] as const;
 export type ServiceRequestStatus = (typeof SERVICE_REQUEST_STATUSES)[number];
@@ -24,7 +25,7 @@ export type PriceAdjustmentStatus = (typeof PRICE_ADJUSTMENT_STATUSES)[number];
  * prestataire offering the service within its radius, or aimed at one (`prestataire_id`, a direct
  * request). DESIGN.md §6 gives its states.
  */
-export const serviceRequests = pgTable(
+export const serviceRequests = marketplaceSchema.table(
   'service_requests',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -76,7 +77,7 @@ export const serviceRequests = pgTable(
 );
 
 /** Photos a client attaches to a request (the damage, the dashboard light). */
-export const serviceRequestPhotos = pgTable(
+export const serviceRequestPhotos = marketplaceSchema.table(
   'service_request_photos',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -90,7 +91,7 @@ export const serviceRequestPhotos = pgTable(
 );
 
 /** A prestataire's quote for a request: a price, a proposed start and a duration. */
-export const offers = pgTable(
+export const offers = marketplaceSchema.table(
   'offers',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -125,7 +126,7 @@ export const offers = pgTable(
  * The work booked: one per accepted request. `starts_at`/`ends_at` are UTC instants; two active
  * appointments of one prestataire never overlap (the exclusion constraint of migration 0009).
  */
-export const appointments = pgTable(
+export const appointments = marketplaceSchema.table(
   'appointments',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, index, integer, text, timestamp } from 'drizzle-orm/pg-core';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const MAIL_STATUSES = ['logged', 'sent', 'failed'] as const;
 export type MailStatus = (typeof MAIL_STATUSES)[number];
@@ -8,7 +9,7 @@ export type MailStatus = (typeof MAIL_STATUSES)[number];
  * Every e-mail the marketplace sends: `sent` through SMTP, `failed` with the server's answer, or
  * `logged` when no SMTP server is configured (the built-in mailer).
  */
-export const mailOutbox = pgTable(
+export const mailOutbox = marketplaceSchema.table(
   'mail_outbox',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

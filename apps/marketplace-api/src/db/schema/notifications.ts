@@ -1,12 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 /**
  * In-app notifications shown in a user's inbox (warnings from the back office, activity on their
  * requests and appointments). `type` says what happened; `data` carries ids the apps link to.
  */
-export const notifications = pgTable(
+export const notifications = marketplaceSchema.table(
   'notifications',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),

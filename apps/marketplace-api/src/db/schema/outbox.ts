@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, text, timestamp } from 'drizzle-orm/pg-core';
+import { marketplaceSchema } from './pg-schema.js';
 
 /**
  * The outbox: every state move of the marketplace, written as a domain event by the transaction
@@ -8,7 +9,7 @@ import { bigint, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle
  * transactions older than its snapshot's oldest running one, so an event committed late is never
  * skipped by a cursor that has moved past its id.
  */
-export const domainEvents = pgTable(
+export const domainEvents = marketplaceSchema.table(
   'domain_events',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
@@ -27,7 +28,7 @@ export const domainEvents = pgTable(
 );
 
 /** Where each consumer of the outbox has read up to. */
-export const outboxCursors = pgTable('outbox_cursors', {
+export const outboxCursors = marketplaceSchema.table('outbox_cursors', {
   consumer: text('consumer').primaryKey(),
   lastTxId: bigint('last_tx_id', { mode: 'number' }).notNull().default(0),
   lastEventId: bigint('last_event_id', { mode: 'number' }).notNull().default(0),
@@ -35,7 +36,7 @@ export const outboxCursors = pgTable('outbox_cursors', {
 });
 
 /** The platform's settings (DESIGN.md §6): one row per key, its value JSON. */
-export const platformSettings = pgTable('platform_settings', {
+export const platformSettings = marketplaceSchema.table('platform_settings', {
   key: text('key').primaryKey(),
   value: jsonb('value').notNull(),
   updatedBy: integer('updated_by'),

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { appointments } from './lifecycle.js';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const PAYMENT_STATUSES = ['requires_payment', 'processing', 'succeeded', 'failed', 'refunded', 'partially_refunded'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -20,7 +21,7 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
  * in integer cents. `commission_cents` is fixed from the commission settings when the charge
  * succeeds; until then it shows what the current settings would take.
  */
-export const payments = pgTable(
+export const payments = marketplaceSchema.table(
   'payments',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -68,14 +69,14 @@ export const payments = pgTable(
 );
 
 /** Each processor event by its id: a delivery already here is not applied again. */
-export const paymentWebhookEvents = pgTable('payment_webhook_events', {
+export const paymentWebhookEvents = marketplaceSchema.table('payment_webhook_events', {
   eventId: text('event_id').primaryKey(),
   type: text('type').notNull(),
   receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
 /** A prestataire's connected account at the processor (Stripe Connect Express). */
-export const connectedAccounts = pgTable(
+export const connectedAccounts = marketplaceSchema.table(
   'connected_accounts',
   {
     prestataireId: integer('prestataire_id')
@@ -95,7 +96,7 @@ export const connectedAccounts = pgTable(
 );
 
 /** The prestataire's share of a payment, sent to its connected account (`transfer_group` = the appointment). */
-export const paymentTransfers = pgTable(
+export const paymentTransfers = marketplaceSchema.table(
   'payment_transfers',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -121,7 +122,7 @@ export const paymentTransfers = pgTable(
 );
 
 /** A withdrawal of a prestataire's available balance to its bank account (manual payouts). */
-export const payouts = pgTable(
+export const payouts = marketplaceSchema.table(
   'payouts',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -149,7 +150,7 @@ export const payouts = pgTable(
  * `invoice_counters` in the transaction that issues the invoice, so a rolled-back issue gives its
  * number back (a sequence would lose it).
  */
-export const invoices = pgTable(
+export const invoices = marketplaceSchema.table(
   'invoices',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -169,7 +170,7 @@ export const invoices = pgTable(
 );
 
 /** The last invoice number given each year. */
-export const invoiceCounters = pgTable('invoice_counters', {
+export const invoiceCounters = marketplaceSchema.table('invoice_counters', {
   year: integer('year').primaryKey(),
   lastNumber: integer('last_number').notNull().default(0),
 });

@@ -5,7 +5,6 @@ import {
   doublePrecision,
   index,
   integer,
-  pgTable,
   primaryKey,
   real,
   smallint,
@@ -17,6 +16,7 @@ import {
 import { cities, services } from './catalogue.js';
 import { timestamps } from './columns.js';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 /**
  * earthdistance's `earth` (a point on the sphere as a 3-D cube). Read and written by PostgreSQL
@@ -31,7 +31,7 @@ export type ValidationStatus = (typeof VALIDATION_STATUSES)[number];
  * A prestataire's business. Only `validated` profiles of active users appear in search, receive
  * requests and may make offers. The rating is kept up by review moderation (approved reviews only).
  */
-export const prestataireProfiles = pgTable(
+export const prestataireProfiles = marketplaceSchema.table(
   'prestataire_profiles',
   {
     userId: integer('user_id')
@@ -81,7 +81,7 @@ export const prestataireProfiles = pgTable(
 );
 
 /** The services a prestataire offers, with its own price and duration where it sets them. */
-export const prestataireServices = pgTable(
+export const prestataireServices = marketplaceSchema.table(
   'prestataire_services',
   {
     prestataireId: integer('prestataire_id')
@@ -102,7 +102,7 @@ export const prestataireServices = pgTable(
 );
 
 /** Photos of a prestataire's work, public on its page. */
-export const galleryPhotos = pgTable(
+export const galleryPhotos = marketplaceSchema.table(
   'gallery_photos',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -118,7 +118,7 @@ export const galleryPhotos = pgTable(
 );
 
 /** Weekly opening hours: wall-clock times in the prestataire's time zone, ISO weekday 1 = Monday. */
-export const availabilities = pgTable(
+export const availabilities = marketplaceSchema.table(
   'availabilities',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

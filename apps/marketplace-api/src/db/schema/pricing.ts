@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const VEHICLE_CATEGORIES = ['city', 'compact', 'family', 'suv', 'premium', 'utility'] as const;
 export type VehicleCategory = (typeof VEHICLE_CATEGORIES)[number];
@@ -9,7 +10,7 @@ export type VehicleCategory = (typeof VEHICLE_CATEGORIES)[number];
  * Hourly labour rates by vehicle category and region (INSEE region code; null for the national
  * rate), used for estimates when a prestataire has no rate of its own.
  */
-export const tariffGrids = pgTable(
+export const tariffGrids = marketplaceSchema.table(
   'tariff_grids',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,11 +1,12 @@
-import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, text, timestamp } from 'drizzle-orm/pg-core';
+import { marketplaceSchema } from './pg-schema.js';
 
 /**
  * Answers of the repair-data vendor, which bills per call. The key is the operation and its
  * arguments; `value` is the answer as JSON, SQL NULL when the vendor answered "not found" (also
  * worth remembering). Expired rows are refreshed on the next call and purged from time to time.
  */
-export const repairdataCache = pgTable(
+export const repairdataCache = marketplaceSchema.table(
   'repairdata_cache',
   {
     key: text('key').primaryKey(),

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { appointments } from './lifecycle.js';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected', 'hidden'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -12,7 +13,7 @@ export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
  * `pending` → `approved` | `rejected`, `approved` → `hidden`. Only approved reviews are public and
  * count in the prestataire's `rating_average` / `rating_count`.
  */
-export const reviews = pgTable(
+export const reviews = marketplaceSchema.table(
   'reviews',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { check, date, index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, date, index, integer, text, timestamp } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 /** A prestataire away for a range of time (instants, UTC): no slot is offered inside it. */
-export const absences = pgTable(
+export const absences = marketplaceSchema.table(
   'absences',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -23,7 +24,7 @@ export const absences = pgTable(
 );
 
 /** Whole days closed (local dates in the prestataire's time zone, both inclusive). */
-export const closures = pgTable(
+export const closures = marketplaceSchema.table(
   'closures',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,7 +1,8 @@
 import { sessionsTable } from '@repo/auth/sessions';
 import { sql } from 'drizzle-orm';
-import { check, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, date, index, integer, jsonb, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const ROLES = ['client', 'prestataire', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -17,7 +18,7 @@ export type KycStatus = (typeof KYC_STATUSES)[number];
  * account is anonymised in place (`deleted_at` set, personal fields cleared) so that its requests,
  * payments and messages keep a counterpart for the other party and for accounting.
  */
-export const users = pgTable(
+export const users = marketplaceSchema.table(
   'users',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -58,7 +59,7 @@ export const users = pgTable(
 );
 
 /** Server-side sessions behind bearer tokens (the JWT's `sid`); the table is @repo/auth's. */
-export const sessions = sessionsTable({ userId: () => users.id, userIndexName: 'sessions_user_idx', ipRequired: true });
+export const sessions = sessionsTable({ schema: marketplaceSchema, userId: () => users.id, userIndexName: 'sessions_user_idx', ipRequired: true });
 
 export const TOKEN_PURPOSES = [
   'email_verification_link',
@@ -77,7 +78,7 @@ export type TokenPurpose = (typeof TOKEN_PURPOSES)[number];
  * One-time codes and link tokens, stored as SHA-256 hashes. One live row per user and purpose:
  * issuing a new one replaces the old.
  */
-export const userTokens = pgTable(
+export const userTokens = marketplaceSchema.table(
   'user_tokens',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -100,7 +101,7 @@ export const DEVICE_KINDS = ['webpush', 'fcm', 'apns'] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
 
 /** Push targets: a web-push subscription (endpoint + keys) or a mobile token; one row per target. */
-export const deviceTokens = pgTable(
+export const deviceTokens = marketplaceSchema.table(
   'device_tokens',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -119,7 +120,7 @@ export const deviceTokens = pgTable(
 );
 
 /** A client's identity check (`POST /client/kyc/validate`): what was submitted and what the verifier said. */
-export const kycVerifications = pgTable(
+export const kycVerifications = marketplaceSchema.table(
   'kyc_verifications',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -142,7 +143,7 @@ export const kycVerifications = pgTable(
 );
 
 /** A client's favourite prestataires. */
-export const favourites = pgTable(
+export const favourites = marketplaceSchema.table(
   'favourites',
   {
     clientId: integer('client_id')

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, integer, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
 import { users } from './users.js';
+import { marketplaceSchema } from './pg-schema.js';
 
 export const FUELS = ['petrol', 'diesel', 'hybrid', 'plugin_hybrid', 'electric', 'lpg', 'other'] as const;
 export type Fuel = (typeof FUELS)[number];
@@ -10,7 +11,7 @@ export type Fuel = (typeof FUELS)[number];
  * A client's vehicle. Deletion is soft (`deleted_at`): requests and appointments about the vehicle
  * keep it for the other party and for invoices.
  */
-export const vehicles = pgTable(
+export const vehicles = marketplaceSchema.table(
   'vehicles',
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),

@@ -1,0 +1,7 @@
+import { pgSchema } from 'drizzle-orm/pg-core';
+
+/**
+ * The PostgreSQL schema that holds every table of the marketplace and its migrations table, so that
+ * it can share one database with the other app (see packages/db: the connections' search_path).
+ */
+export const marketplaceSchema = pgSchema('marketplace');
