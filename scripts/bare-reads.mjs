@@ -10,7 +10,11 @@ const Fastify = require('fastify');
 const jwt = require('@fastify/jwt');
 const postgres = createRequire(new URL('../packages/db/package.json', import.meta.url))('postgres');
 
-const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const sql = postgres(process.env.DATABASE_URL, {
+  max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  // Each app's tables live in its own schema (README: one database for both apps).
+  connection: { search_path: `"${process.env.BARE_APP === 'marketplace' ? 'marketplace' : 'logtracker'}", public` },
+});
 const app = Fastify({ logger: false });
 await app.register(jwt, { secret: process.env.JWT_SECRET, verify: { algorithms: ['HS256'] } });
 

@@ -16,7 +16,7 @@ const Entry = z.object({
 });
 const Batch = z.object({ logs: z.array(Entry).min(1).max(10_000) });
 
-const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10), connection: { search_path: '"logtracker", public' } });
 const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024 });
 
 app.get('/health', async () => ({ ok: true }));

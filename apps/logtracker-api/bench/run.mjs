@@ -88,6 +88,9 @@ const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
 // own, loaded server-side, then one POST /analyze over 24 h: mining, and the pattern of every log.
 const ANALYSE_LOGS = positiveInt('BENCH_ANALYSE_LOGS', 1_000_000);
 
+// The log tracker's tables live in its own schema (README: one database for both apps).
+const LOGTRACKER_SEARCH_PATH = '"logtracker", public';
+
 // Retention: the big project keeps 20 days and the others 7, so that the oldest 10 days expire for
 // every project (emptied and dropped whole) and 13 more for the others only (deleted row by row);
 // meanwhile RETENTION_PROBE_CLIENTS clients each post a RETENTION_PROBE_ENTRIES-entry batch every
@@ -704,7 +707,7 @@ function ingestProbe(base, projectId, ingestKey) {
  * LOCK_POLL_MS short of its length) and how many waits there were.
  */
 function lockWaitMonitor(url) {
-  const monitor = postgres(url, { max: 1, onnotice: () => {} });
+  const monitor = postgres(url, { max: 1, onnotice: () => {}, connection: { search_path: LOGTRACKER_SEARCH_PATH } });
   let running = true;
   let longest = 0;
   let what = '';
@@ -830,7 +833,7 @@ async function main() {
 
   // The data set.
   let loaded;
-  const sql = onPostgres ? postgres(database.url, { max: LOAD_WORKERS, onnotice: () => {} }) : undefined;
+  const sql = onPostgres ? postgres(database.url, { max: LOAD_WORKERS, onnotice: () => {}, connection: { search_path: LOGTRACKER_SEARCH_PATH } }) : undefined;
   if (sql) cleanups.set('sql', () => void sql.end({ timeout: 1 }));
   const needsData = ONLY.has('reads') || (ONLY.has('retention') && onPostgres);
   if (!needsData) {

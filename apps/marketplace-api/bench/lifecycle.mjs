@@ -22,7 +22,7 @@ export const sizes = {
  * measurements need: prestataire ids and the points and services to search by.
  */
 export async function seedLifecycle(databaseUrl, benchClientId, n = sizes) {
-  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {}, connection: { search_path: '"marketplace", public' } });
   try {
     const tag = Date.now().toString(36);
     const serviceIds = (await sql`select id from services where active order by id`).map((r) => r.id);
