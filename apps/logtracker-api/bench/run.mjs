@@ -924,7 +924,12 @@ async function main() {
   }
   if (ONLY.has('burst')) await measureBurst(rows, { base: app.base, token });
   if (ONLY.has('analyse')) {
-    if (onPostgres) await measureAnalyse(rows, { sql, base: app.base, token });
+    if (onPostgres) {
+      // After retention's millions of deletes autovacuum works for minutes: the analysis is timed
+      // on a database at rest, as the common path is.
+      await waitForQuiet(sql, 300_000, { autovacuum: true });
+      await measureAnalyse(rows, { sql, base: app.base, token });
+    }
     else rows.push(['POST /analyze over 1 000 000 logs of the last 24 h', 'n/a: the data set needs PostgreSQL', `≤ ${TARGETS.analyseSeconds} s`, '—']);
   }
   rows.push(...readRows);
