@@ -106,4 +106,23 @@ describe('pattern tags follow their logs', () => {
     expect(written.map((w) => String(w.log.id))).toEqual([String(fresh.id)]);
     expect(await tagsOf(projectId)).toBe(2);
   });
+
+  it('hand their counts, levels and sightings to the pattern that absorbs theirs', async () => {
+    const project = await createProject(t, owner);
+    const ids = await patternsRepo.upsertPatterns(t.database.db, project.id, [
+      { clusterId: 1, template: 'disk <*> full', sample: 'disk sda full' },
+      { clusterId: 2, template: 'disk <*> nearly full', sample: 'disk sdb nearly full' },
+    ]);
+    const [kept, gone] = [ids.get(1), ids.get(2)] as [number, number];
+    await patternsRepo.addPatternStats(t.database.db, project.id, [
+      { patternId: kept, count: 3, levels: ['warning'], firstSeen: '2026-03-01T10:00:00.000000Z', lastSeen: '2026-03-02T10:00:00.000000Z' },
+      { patternId: gone, count: 2, levels: ['error', 'warning'], firstSeen: '2026-02-27T10:00:00.000000Z', lastSeen: '2026-03-01T12:00:00.000000Z' },
+    ]);
+    await patternsRepo.mergePattern(t.database.db, project.id, gone, kept);
+    const rows = await t.database.db.select().from(patterns).where(eq(patterns.projectId, project.id));
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ id: kept, count: 5, levels: ['error', 'warning'] });
+    expect(rows[0]?.firstSeen?.toISOString()).toBe('2026-02-27T10:00:00.000Z');
+    expect(rows[0]?.lastSeen?.toISOString()).toBe('2026-03-02T10:00:00.000Z');
+  });
 });

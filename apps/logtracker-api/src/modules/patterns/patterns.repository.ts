@@ -160,23 +160,29 @@ export interface PatternIncrement {
 }
 
 /**
+ * The set clause folding one row's counts, levels and first and last sightings into a pattern's:
+ * `into` and `from` name the pattern and a row with the same columns.
+ */
+const foldStats = (into: string, from: string) =>
+  sql.raw(`count = ${into}.count + ${from}.count,
+           levels = (select coalesce(jsonb_agg(distinct l order by l), '[]'::jsonb)
+                       from jsonb_array_elements_text(${into}.levels || ${from}.levels) as l),
+           first_seen = least(${into}.first_seen, ${from}.first_seen),
+           last_seen = greatest(${into}.last_seen, ${from}.last_seen),
+           updated_at = now()`);
+
+/**
  * Adds what a run tagged to its patterns' counts, levels and first and last sightings, in one
  * statement: counts follow the tags written, never a recount of the project's history.
  */
 export async function addPatternStats(db: DbTx, projectId: number, increments: PatternIncrement[]) {
   if (increments.length === 0) return;
-  const rows = increments.map((i) => ({ pattern_id: i.patternId, n: i.count, levels: i.levels, first_seen: i.firstSeen, last_seen: i.lastSeen }));
+  const rows = increments.map((i) => ({ id: i.patternId, count: i.count, levels: i.levels, first_seen: i.firstSeen, last_seen: i.lastSeen }));
   await db.execute(
-    sql`update patterns p
-           set count = p.count + s.n,
-               levels = (select coalesce(jsonb_agg(distinct l order by l), '[]'::jsonb)
-                           from jsonb_array_elements_text(p.levels || s.levels) as l),
-               first_seen = least(p.first_seen, s.first_seen),
-               last_seen = greatest(p.last_seen, s.last_seen),
-               updated_at = now()
+    sql`update patterns p set ${foldStats('p', 's')}
           from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-               as s(pattern_id int, n bigint, levels jsonb, first_seen timestamptz, last_seen timestamptz)
-         where p.id = s.pattern_id and p.project_id = ${projectId}`,
+               as s(id int, count bigint, levels jsonb, first_seen timestamptz, last_seen timestamptz)
+         where p.id = s.id and p.project_id = ${projectId}`,
   );
 }
 
@@ -194,13 +200,7 @@ export async function mergePattern(db: DbTx, projectId: number, fromPatternId: n
     .set({ patternId: toPatternId })
     .where(and(eq(logPatterns.projectId, projectId), eq(logPatterns.patternId, fromPatternId)));
   await db.execute(
-    sql`update patterns t
-           set count = t.count + f.count,
-               levels = (select coalesce(jsonb_agg(distinct l order by l), '[]'::jsonb)
-                           from jsonb_array_elements_text(t.levels || f.levels) as l),
-               first_seen = least(t.first_seen, f.first_seen),
-               last_seen = greatest(t.last_seen, f.last_seen),
-               updated_at = now()
+    sql`update patterns t set ${foldStats('t', 'f')}
           from patterns f
          where t.project_id = ${projectId} and t.id = ${toPatternId}
            and f.project_id = ${projectId} and f.id = ${fromPatternId}`,
