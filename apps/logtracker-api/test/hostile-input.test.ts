@@ -130,6 +130,6 @@ describe('the log of a failed statement', () => {
     expect(line).not.toContain('secret-body-text');
     const entry = JSON.parse(logLines[0] ?? '{}') as { err: { message: string; statement: string } };
     expect(entry.err.message).toBe('Failed query');
-    expect(entry.err.statement).toMatch(/^insert into "logs" .* #[0-9a-f]{10}$/);
+    expect(entry.err.statement).toMatch(/^insert into "logtracker"\."logs" .* #[0-9a-f]{10}$/);
   });
 });
