@@ -75,12 +75,17 @@ export async function findAppointment(db: DbTx, id: number) {
 
 /** The appointment row, locked for the caller's transaction (the moves read it, then decide). */
 export async function lockAppointment(tx: DbTx, id: number): Promise<(Appointment & { timezone: string | null }) | undefined> {
+  // The zone comes through a subquery, so that the lock names no table: `FOR UPDATE OF` takes
+  // unqualified names only, and the app's tables are named with their schema.
   const [row] = await tx
-    .select({ appointment: appointments, timezone: prestataireProfiles.timezone })
+    .select({
+      appointment: appointments,
+      timezone: sql<string | null>`(select ${prestataireProfiles.timezone} from ${prestataireProfiles}
+                                     where ${prestataireProfiles.userId} = ${appointments.prestataireId})`,
+    })
     .from(appointments)
-    .leftJoin(prestataireProfiles, eq(prestataireProfiles.userId, appointments.prestataireId))
     .where(eq(appointments.id, id))
-    .for('update', { of: appointments });
+    .for('update');
   return row && { ...row.appointment, timezone: row.timezone };
 }
 
