@@ -122,6 +122,19 @@ describe('TemplateMiner', () => {
     expect(miner.clusters().find((c) => c.id === alice.clusterId)?.size).toBe(3);
   });
 
+  it('reads a word with a version digit as a word: HTTPS and SOCKS5 are two events', () => {
+    const miner = new TemplateMiner();
+    const https = miner.add('www.example.org:443 open through proxy proxy.example.net:5070 HTTPS');
+    miner.add('mail.example.org:993 open through proxy proxy.example.net:5070 HTTPS');
+    const socks = miner.add('cdn.example.org:80 open through proxy proxy.example.net:5070 SOCKS5');
+    expect(socks.clusterId).not.toBe(https.clusterId);
+    expect(miner.template(https.clusterId)).toBe('<*> open through proxy <*> HTTPS');
+    // Numbered names still vary once enough of them show up.
+    miner.add('link up on eth0');
+    miner.add('link up on eth1');
+    expect(miner.add('link up on eth2').template).toBe('link up on <*>');
+  });
+
   it('generalises at the first difference with minWordVariants 1, like the original Drain', () => {
     const miner = new TemplateMiner({ minWordVariants: 1 });
     miner.add('stored as bytes in memory');

@@ -219,6 +219,13 @@ const looksVariable = memo(
     token === WILDCARD || hasDigit(token) || GLUED_MASK.test(token) || QUALIFIED_NAME.test(token) || QUOTED.test(token),
 );
 
+/**
+ * A word with a version digit (`SOCKS5`, `HTTP2`, `ssh2`, `IPv6`) names a thing, as a plain word does:
+ * `… through proxy <*> HTTPS` and `… SOCKS5` are two events until more such words show up there.
+ */
+const VERSIONED_WORD = /^[A-Za-z]{3,}\d[,;:.)]*$/;
+const readsAsValue = (token: string) => looksVariable(token) && !VERSIONED_WORD.test(token);
+
 /** A template token with `<*>` inside (`rhost=<*>`) split around its wildcards. */
 const globParts = memo((pattern) => pattern.split(WILDCARD));
 
@@ -301,7 +308,7 @@ function isWordDifference(templateToken: string, token: string): boolean {
     // `ready=true,policy=3` against `isBluetoothA2dpOn...`: a keyed token and a wordy one.
     return true;
   }
-  if (looksVariable(templateToken) || looksVariable(token)) return false;
+  if (readsAsValue(templateToken) || readsAsValue(token)) return false;
   return !(token.includes(WILDCARD) && globMatches(token, templateToken));
 }
 
