@@ -270,6 +270,20 @@ describe('variable parts spanning a varying number of tokens', () => {
     });
   });
 
+  it('keeps a repeated group of masked tokens once, so a list of any length is one variable', () => {
+    expect(tokenize('ask 10.0.0.1:50010 to delete blk_-857078 blk_912255 blk_-439306 blk_876756')).toEqual(['ask', '<*>', 'to', 'delete', 'blk_-<*>', '<*>']);
+    expect(tokenize('nodesets node-1 0x01fc <ok> node-2 0x01fc <ok> node-7 0x03fd <ok>')).toEqual(['nodesets', 'node-<*>', '<*>', '<ok>']);
+    expect(tokenize('fan speeds ( 3552 3534 3375 3515 )')).toEqual(['fan', 'speeds', '(', '<*>', ')']);
+    // Words are never collapsed, nor a masked token that does not repeat right after itself.
+    expect(tokenize('yes yes no')).toEqual(['yes', 'yes', 'no']);
+    expect(tokenize('from 1 to 2 at 3')).toEqual(['from', '<*>', 'to', '<*>', 'at', '<*>']);
+
+    const miner = new TemplateMiner();
+    const one = miner.add('ask 10.250.18.114:50010 to delete blk_-5140072410813878235');
+    const many = miner.add('ask 10.250.17.177:50010 to delete blk_-8570780307468499817 blk_-9122557405432088649 blk_-4393063808227796056');
+    expect(many.clusterId).toBe(one.clusterId);
+  });
+
   it('takes lists, prose after a label and a key’s value of several words as one variable', () => {
     const miner = new TemplateMiner();
     const lists = ['Sent notification to [alice, bob]', 'Sent notification to [carol]', 'Sent notification to [dave, erin, frank]'];

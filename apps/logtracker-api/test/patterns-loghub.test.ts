@@ -11,7 +11,7 @@ import { formatTable } from '../src/modules/patterns/evaluation.js';
 const LOGHUB_DIR = process.env.LOGHUB_DIR;
 
 describe.skipIf(!LOGHUB_DIR)('grouping accuracy on the labelled Loghub samples (needs LOGHUB_DIR)', () => {
-  it('reaches the published Drain figure on each of the eight development samples, 0.95 on average, with the default options', () => {
+  it('reaches the published Drain figure on each sample, 0.95 on average on the eight development samples and 0.93 on the others present, with the default options', () => {
     expect(existsSync(LOGHUB_DIR ?? ''), `LOGHUB_DIR=${LOGHUB_DIR} does not exist`).toBe(true);
     const results = evaluateDirectory(LOGHUB_DIR ?? '');
     // eslint-disable-next-line no-console
@@ -25,5 +25,13 @@ describe.skipIf(!LOGHUB_DIR)('grouping accuracy on the labelled Loghub samples (
     }
     const average = samples.reduce((sum, r) => sum + r.accuracy, 0) / samples.length;
     expect(average).toBeGreaterThanOrEqual(0.95);
+
+    // Loghub's other systems, where the directory holds them (not in the shared data): at least
+    // Drain's figure on each, 0.93 on average.
+    const unseen = results.filter((r) => !development.includes(r.sample) && r.drain !== undefined);
+    for (const r of unseen) expect(r.accuracy, r.sample).toBeGreaterThanOrEqual(r.drain ?? 1);
+    if (unseen.length > 0) {
+      expect(unseen.reduce((sum, r) => sum + r.accuracy, 0) / unseen.length).toBeGreaterThanOrEqual(0.93);
+    }
   });
 });

@@ -160,6 +160,43 @@ function maskIdPieces(token: string): string {
   return changed ? parts.join('') : token;
 }
 
+/** A token's shape in a list: its masks with their sign (`blk_-<*>` and `blk_<*>` are one shape). */
+const listShape = (token: string) => (token.includes(WILDCARD) ? token.replaceAll(`-${WILDCARD}`, WILDCARD) : token);
+/** The longest repeating group of a list that collapses (`node-<*> <*> <ok>` is three). */
+const LIST_PERIOD = 3;
+
+/**
+ * A list (`blk_<*> blk_-<*> …`, `<*> <*> <*>`, `node-<*> <*> <ok> node-<*> <*> <ok> …`) is one variable
+ * however long: a group of up to three tokens, one of them masked, repeated right after itself is
+ * kept once, so a list's length does not decide the line's template.
+ */
+function collapseLists(tokens: string[]): string[] {
+  let out: string[] | undefined;
+  for (let i = 0; i < tokens.length; ) {
+    let repeat = 0;
+    for (let k = 1; k <= LIST_PERIOD && repeat === 0 && i >= k && i + k <= tokens.length; k++) {
+      const emitted = out ?? tokens;
+      const end = out ? out.length : i;
+      let masked = false;
+      let same = end >= k;
+      for (let j = 0; same && j < k; j++) {
+        const token = tokens[i + j] as string;
+        masked ||= token.includes(WILDCARD);
+        same = listShape(token) === listShape(emitted[end - k + j] as string);
+      }
+      if (same && masked) repeat = k;
+    }
+    if (repeat > 0) {
+      out ??= tokens.slice(0, i);
+      i += repeat;
+    } else {
+      out?.push(tokens[i] as string);
+      i++;
+    }
+  }
+  return out ?? tokens;
+}
+
 export function createMasker(options: Pick<DrainOptions, 'maskRules' | 'maskIdTokens'>): Masker {
   // One alternation, one pass: a later rule never sees the `<*>` an earlier one produced, and at
   // each position the first rule in the list wins.
@@ -177,7 +214,7 @@ export function createMasker(options: Pick<DrainOptions, 'maskRules' | 'maskIdTo
     // Quoted text is one token however many words it holds (`tag="View Lock"`), so a line's
     // length does not depend on what a variable says.
     const tokens = masked.match(TOKEN) ?? [];
-    return options.maskIdTokens ? tokens.map(maskIdPieces) : tokens;
+    return collapseLists(options.maskIdTokens ? tokens.map(maskIdPieces) : tokens);
   };
   return { mask, split, tokenize: (message) => split(mask(message)) };
 }
