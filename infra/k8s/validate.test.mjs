@@ -56,7 +56,13 @@ function configKeys(app) {
   const start = common.indexOf('export const commonEnvShape = {');
   const commonShape = common.slice(start, common.indexOf('\n};', start));
   assert.ok(appSchema.includes('...commonEnvShape'), `${app}: its schema no longer spreads commonEnvShape`);
-  const keys = new Set([...keysOf(appSchema), ...keysOf(commonShape)]);
+  // Shapes the common one spreads from a function of the same file (`...metricsEnvShape()`).
+  const spread = [...commonShape.matchAll(/\.\.\.(\w+)\(\)/g)].map(([, name]) => {
+    const at = common.indexOf(`function ${name}() {`);
+    assert.ok(at >= 0, `packages/config: no function ${name}`);
+    return common.slice(at, common.indexOf('\n}', at));
+  });
+  const keys = new Set([...keysOf(appSchema), ...keysOf(commonShape), ...spread.flatMap(keysOf)]);
   assert.ok(keys.has('DATABASE_URL') && keys.has('PORT'), `${app}: could not read the schema's keys`);
   return keys;
 }
@@ -200,7 +206,11 @@ for (const [app, expected] of Object.entries(APPS)) {
       assert.equal(configMap.data.PORT, String(expected.port));
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
-      assert.deepEqual(container.ports.map((p) => [p.name, p.containerPort]), [['http', expected.port]]);
+      // /metrics on its own port (METRICS_PORT), announced to Prometheus, never behind the Service.
+      assert.deepEqual(container.ports.map((p) => [p.name, p.containerPort]), [['http', expected.port], ['metrics', Number(configMap.data.METRICS_PORT)]]);
+      const annotations = deployment.spec.template.metadata.annotations ?? {};
+      assert.equal(annotations['prometheus.io/port'], configMap.data.METRICS_PORT);
+      assert.equal(annotations['prometheus.io/path'], '/metrics');
       // Readiness on the route that checks the database and its schema; liveness and start-up on
       // the one that never touches the database.
       const paths = { readinessProbe: `${expected.health}/ready`, livenessProbe: `${expected.health}/live`, startupProbe: `${expected.health}/live` };
