@@ -122,13 +122,18 @@ describe('TemplateMiner', () => {
     expect(miner.clusters().find((c) => c.id === alice.clusterId)?.size).toBe(3);
   });
 
-  it('reads a word with a version digit as a word: HTTPS and SOCKS5 are two events', () => {
+  it('reads a word with a version digit, or a named constant, as a word: HTTPS and SOCKS5 are two events', () => {
     const miner = new TemplateMiner();
     const https = miner.add('www.example.org:443 open through proxy proxy.example.net:5070 HTTPS');
     miner.add('mail.example.org:993 open through proxy proxy.example.net:5070 HTTPS');
     const socks = miner.add('cdn.example.org:80 open through proxy proxy.example.net:5070 SOCKS5');
     expect(socks.clusterId).not.toBe(https.clusterId);
     expect(miner.template(https.clusterId)).toBe('<*> open through proxy <*> HTTPS');
+    // So does a qualified name ending in a constant, while other qualified names are values.
+    const on = miner.add('onReceive action: android.intent.action.SCREEN_ON');
+    expect(miner.add('onReceive action: android.intent.action.SCREEN_OFF').clusterId).not.toBe(on.clusterId);
+    const main = miner.add('Registering class com.example.app.Main for the job');
+    expect(miner.add('Registering class com.example.app.Worker for the job').clusterId).toBe(main.clusterId);
     // Numbered names still vary once enough of them show up.
     miner.add('link up on eth0');
     miner.add('link up on eth1');
@@ -163,13 +168,15 @@ describe('TemplateMiner', () => {
     expect(miner.clusters().every((c) => c.template !== WILDCARD)).toBe(true);
   });
 
-  it('takes quoted text as one token and qualified names as values', () => {
+  it('takes quoted text as one token and qualified names as values, named constants as words', () => {
     const miner = new TemplateMiner();
     const quoted = miner.add('search for "disk full" returned no results');
     expect(miner.add('search for "timeout" returned no results').clusterId).toBe(quoted.clusterId);
     const tick = miner.add('received broadcast android.intent.action.TIME_TICK');
-    const battery = miner.add('received broadcast android.intent.action.BATTERY_CHANGED');
-    expect(battery).toMatchObject({ clusterId: tick.clusterId, template: 'received broadcast <*>' });
+    // Constants at the end of a qualified name are words: distinct events until a third one shows up.
+    expect(miner.add('received broadcast android.intent.action.BATTERY_CHANGED').clusterId).not.toBe(tick.clusterId);
+    const screen = miner.add('received broadcast android.intent.action.SCREEN_ON');
+    expect(screen).toMatchObject({ clusterId: tick.clusterId, template: 'received broadcast <*>' });
     const task = miner.add('getRecentTasks: topActivity=ComponentInfo{com.tencent.mm/com.tencent.mm.ui.LauncherUI}');
     const notes = miner.add('getRecentTasks: topActivity=ComponentInfo{com.example.notepad/com.example.notepad.NoteEditor}');
     expect(notes.clusterId).toBe(task.clusterId);

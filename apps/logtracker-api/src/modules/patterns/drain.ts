@@ -249,11 +249,20 @@ function memo<T>(compute: (token: string) => T): (token: string) => T {
 const GLUED_MASK = /[A-Za-z][-_.#]?<\*>|<\*>[-_.#]?[A-Za-z]/;
 /** A qualified name (`com.example.app.Main`, `system.call.count`): a value, as class and package names are. */
 const QUALIFIED_NAME = /[A-Za-z_$][\w$]*\.[A-Za-z_$][\w$]*\.[A-Za-z_$]/;
+/**
+ * * A qualified name ending in a constant (`android.intent.action.SCREEN_ON`) names one
+ * thing of a fixed set, as a word does: `SCREEN_ON` and `SCREEN_OFF` are two events until more show up.
+ */
+const NAMED_CONSTANT = /\.[A-Z][A-Z_]{2,}[,;:)]*$/;
 /** Quoted text (`"disk full"`, `"timeout",`): free text, whatever it says. */
 const QUOTED = /^"[^"]*"[,;:.)]*$/;
 const looksVariable = memo(
   (token) =>
-    token === WILDCARD || hasDigit(token) || GLUED_MASK.test(token) || QUALIFIED_NAME.test(token) || QUOTED.test(token),
+    token === WILDCARD ||
+    hasDigit(token) ||
+    GLUED_MASK.test(token) ||
+    (QUALIFIED_NAME.test(token) && !NAMED_CONSTANT.test(token)) ||
+    QUOTED.test(token),
 );
 
 /**
