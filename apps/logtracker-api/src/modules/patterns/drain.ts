@@ -161,7 +161,8 @@ function maskIdPieces(token: string): string {
 }
 
 /** A token's shape in a list: its masks with their sign (`blk_-<*>` and `blk_<*>` are one shape). */
-const listShape = (token: string) => (token.includes(WILDCARD) ? token.replaceAll(`-${WILDCARD}`, WILDCARD) : token);
+const listShape = (token: string) => token.replaceAll(`-${WILDCARD}`, WILDCARD);
+const sameInList = (a: string, b: string) => a === b || (a.includes(WILDCARD) && b.includes(WILDCARD) && listShape(a) === listShape(b));
 /** The longest repeating group of a list that collapses (`node-<*> <*> <ok>` is three). */
 const LIST_PERIOD = 3;
 
@@ -182,7 +183,7 @@ function collapseLists(tokens: string[]): string[] {
       for (let j = 0; same && j < k; j++) {
         const token = tokens[i + j] as string;
         masked ||= token.includes(WILDCARD);
-        same = listShape(token) === listShape(emitted[end - k + j] as string);
+        same = sameInList(token, emitted[end - k + j] as string);
       }
       if (same && masked) repeat = k;
     }
