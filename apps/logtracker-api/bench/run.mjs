@@ -844,7 +844,7 @@ async function measureSoak(rows, { app, token, projectId, ingestKey }) {
     settings: SOAK,
     cases,
   });
-  printSoakMinutes(printTable, `Log tracker soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s asked; memory at the minute's last sample)`, soak.table);
+  printSoakMinutes(printTable, `Log tracker soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s asked; memory: the minute's samples)`, soak);
   for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
   rows.push(...soak.rows);
   return soak.ok;
