@@ -29,6 +29,7 @@ export function soakSettings(positiveInt) {
 }
 
 const mib = (bytes) => (Number.isFinite(bytes) ? (bytes / 1024 / 1024).toFixed(1) : 'n/a');
+const memoryText = (m) => `RSS ${mib(m.rss)} MiB${Number.isFinite(m.heap) ? `, heap used ${mib(m.heap)} MiB` : ''}`;
 const log = (message) => console.log(`[bench] ${message}`);
 
 function percentile(sorted, q) {
@@ -115,7 +116,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [] 
 
   // Memory, every SAMPLE_SECONDS from the start; one sample before the load as the baseline shown.
   const baseline = await memoryOf({ pid, metrics });
-  log(`soak: memory from ${baseline.source}; RSS ${mib(baseline.rss)} MiB, heap used ${mib(baseline.heap)} MiB before the load`);
+  log(`soak: memory from ${baseline.source}${Number.isFinite(baseline.heap) ? '' : ' (RSS only: the heap needs /metrics)'}; ${memoryText(baseline)} before the load`);
   const samples = [];
   const sampler = setInterval(() => {
     const t = (performance.now() - started) / 1000;
@@ -124,7 +125,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [] 
     memoryOf({ pid, metrics }).then(
       (memory) => {
         samples.push({ t, ...memory });
-        log(`soak ${Math.round(t)} s: RSS ${mib(memory.rss)} MiB, heap used ${mib(memory.heap)} MiB; ${sent} answers so far, ${m.failed} failed this minute`);
+        log(`soak ${Math.round(t)} s: ${memoryText(memory)}; ${sent} answers so far, ${m.failed} failed this minute`);
       },
       (error) => log(`soak: memory sample failed: ${error.message}`),
     );
