@@ -21,8 +21,14 @@
 //      sampled), beside the longest time without a batch completing, against the same clients
 //      for as long again once retention is done (that one also counts garbage collection pauses
 //      and the machine's two cores shared with the deletes).
-//   8. One table of figures, targets and pass/fail, also written to bench/results.md.
-// Exits 0 when a target is missed (it is a measurement), non-zero only on errors.
+//   8. Soak (scripts/bench-soak.mjs): SOAK_SECONDS (default 600) of steady mixed traffic at SOAK_RATE
+//      requests/s (default 200) — batch and single ingest, lists with filters, searches, statistics,
+//      insights, health — the app's RSS and heap used sampled every 10 s from its /metrics; a table
+//      per minute and a verdict on memory (last third against the first) and errors.
+//   9. One table of figures, targets and pass/fail, also written to bench/results.md.
+// Exits 0 when a target is missed (it is a measurement), non-zero on errors, and when the soak finds
+// memory unstable or any non-2xx answer.
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +43,7 @@ import {
   seededRandom,
 } from './dataset.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
+import { printSoakMinutes, runSoak, soakSettings } from '../../../scripts/bench-soak.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
@@ -62,10 +69,10 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst, analyse, common) runs those phases alone,
+// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst, analyse, common, soak) runs those phases alone,
 // without the data set when reads and retention are left out, and prints the table without
 // writing results.md.
-const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst', 'analyse', 'common'];
+const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst', 'analyse', 'common', 'soak'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
@@ -87,6 +94,12 @@ const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
 // Analysis: BENCH_ANALYSE_LOGS logs (default 1 000 000) of the last 24 hours in a project of their
 // own, loaded server-side, then one POST /analyze over 24 h: mining, and the pattern of every log.
 const ANALYSE_LOGS = positiveInt('BENCH_ANALYSE_LOGS', 1_000_000);
+
+// Soak: SOAK_SECONDS, SOAK_RATE, SOAK_CONNECTIONS (scripts/bench-soak.mjs); batches of SOAK_BATCH_ENTRIES.
+const SOAK = soakSettings(positiveInt);
+const SOAK_BATCH_ENTRIES = 100;
+// The scrape token the soak reads the app's memory with (/metrics is served in production only behind one).
+const METRICS_TOKEN = randomBytes(24).toString('base64url');
 
 // The log tracker's tables live in its own schema (README: one database for both apps).
 const LOGTRACKER_SEARCH_PATH = '"logtracker", public';
@@ -799,6 +812,44 @@ async function measureRetention(rows, { sql, database, app, appEnv, projectIds, 
   log(`  the longest lock wait during retention: ${lockWaits.what || 'none'}; without: ${quietLockWaits.what || 'none'}`);
 }
 
+/**
+ * The soak: steady traffic of every kind the log tracker serves, on the big project (its data set
+ * when the reads ran, empty otherwise), for SOAK.seconds; prints the table per minute.
+ */
+async function measureSoak(rows, { app, token, projectId, ingestKey }) {
+  const ingest = { 'content-type': 'application/json', 'x-ingest-key': ingestKey };
+  const bearer = { authorization: `Bearer ${token}` };
+  const random = seededRandom(7);
+  const batches = Array.from({ length: 20 }, () => JSON.stringify({ logs: makeEntries(SOAK_BATCH_ENTRIES, { random }) }));
+  const singles = makeEntries(200, { random }).map((entry) => JSON.stringify(entry));
+  const any = (list) => list[Math.floor(Math.random() * list.length)];
+  const hourAgo = () => encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+  const logs = `/api/projects/${projectId}/logs`;
+  const cases = [
+    { label: 'POST logs/batch', weight: 20, method: 'POST', path: () => `${logs}/batch`, headers: ingest, get body() { return any(batches); } },
+    { label: 'POST logs', weight: 25, method: 'POST', path: () => logs, headers: ingest, get body() { return any(singles); } },
+    { label: 'GET logs', weight: 10, method: 'GET', path: () => logs, headers: bearer },
+    { label: 'GET logs?level', weight: 10, method: 'GET', path: () => `${logs}?level=${any(['error', 'warning'])}&from_date=${hourAgo()}`, headers: bearer },
+    { label: 'GET logs?search', weight: 15, method: 'GET', path: () => `${logs}?search=${any([COMMON_TERM, RARE_TERM, 'gateway'])}`, headers: bearer },
+    { label: 'GET logs?level&search', weight: 5, method: 'GET', path: () => `${logs}?level=error&search=${COMMON_TERM}`, headers: bearer },
+    { label: 'GET stats', weight: 6, method: 'GET', path: () => `/api/projects/${projectId}/stats?time_range=${any(['1h', '24h', '7d'])}`, headers: bearer },
+    { label: 'GET insights', weight: 4, method: 'GET', path: () => `/api/projects/${projectId}/insights?limit=20`, headers: bearer },
+    { label: 'GET health', weight: 5, method: 'GET', path: () => '/api/health' },
+  ];
+  log(`soak: ${SOAK.seconds} s at ${SOAK.rate} requests/s over ${SOAK.connections} connections: ${cases.map((c) => `${c.label} ${c.weight} %`).join(', ')}`);
+  const soak = await runSoak({
+    base: app.base,
+    pid: app.pid,
+    metrics: { url: `${app.base}/metrics`, token: METRICS_TOKEN },
+    settings: SOAK,
+    cases,
+  });
+  printSoakMinutes(printTable, `Log tracker soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s asked; memory: the minute's samples)`, soak);
+  for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
+  rows.push(...soak.rows);
+  return soak.ok;
+}
+
 // --- the run -------------------------------------------------------------------------------------
 async function main() {
   const started = performance.now();
@@ -811,6 +862,8 @@ async function main() {
     ALERT_WORKER_ENABLED: 'false',
     // Maintenance runs when the app starts (it is restarted after the load), not amid the measurements.
     MAINTENANCE_INTERVAL_SECONDS: '86400',
+    // /metrics behind a token, as in production: the soak reads the app's memory there.
+    METRICS_TOKEN,
   };
   const startApp = async () => {
     const service = await startService(appDir, appEnv, '/api/health');
@@ -932,6 +985,7 @@ async function main() {
     }
     else rows.push(['POST /analyze over 1 000 000 logs of the last 24 h', 'n/a: the data set needs PostgreSQL', `≤ ${TARGETS.analyseSeconds} s`, '—']);
   }
+  const soakOk = ONLY.has('soak') ? await measureSoak(rows, { app, token, projectId: bigProject, ingestKey }) : true;
   rows.push(...readRows);
 
   if (sql && process.env.BENCH_DATABASE_URL) await sql`drop table if exists bench_bare_logs`;
@@ -960,12 +1014,14 @@ async function main() {
     cleanups.delete('sql');
     await sql.end({ timeout: 5 });
   }
+  if (!soakOk) log('soak: memory unstable or failed requests (see above): exit 1');
+  return soakOk ? 0 : 1;
 }
 
 try {
-  await main();
+  const code = await main();
   cleanupAll();
-  process.exit(0);
+  process.exit(code);
 } catch (error) {
   console.error(`[bench] failed: ${error.stack ?? error}`);
   cleanupAll();

@@ -13,15 +13,23 @@
 // connections give their throughput, shown beside it.
 // Then the statistics figures (bench/stats.mjs): the admin dashboard's p95, and an export's rate
 // and the server's peak RSS growth.
+// Then the soak (bench/soak.mjs, scripts/bench-soak.mjs): SOAK_SECONDS (default 600) of the common
+// authenticated reads at SOAK_RATE requests/s (default 200) and SOAK_FLOW_RATE write flows a second
+// (request → offer → accept → messages), the app's RSS and heap used sampled every 10 s from its
+// /metrics; a table per minute and a verdict on memory (last third against the first) and errors.
 // Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5),
-// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats), and the
-// sizes in bench/lifecycle.mjs.
+// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats | soak), and the
+// sizes in bench/lifecycle.mjs and bench/soak.mjs.
+// Exits non-zero on errors, and when the soak finds memory unstable or any non-2xx answer.
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchAppEnv, load, measureCommonPath, printTable, sequentialLatency, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
+import { printSoakMinutes, runSoak, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
+import { setupSoak, soakCases, soakFlow, soakSizes } from './soak.mjs';
 import { measureExport, seedStats } from './stats.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
@@ -32,6 +40,17 @@ const LIFECYCLE_SECONDS = Number(process.env.BENCH_LIFECYCLE_SECONDS ?? 10);
 const ONLY = process.env.BENCH_ONLY;
 const VEHICLES = 3;
 const log = (message) => console.log(`[bench] ${message}`);
+// The scrape token the soak reads the app's memory with (/metrics is served in production only behind one).
+const METRICS_TOKEN = randomBytes(24).toString('base64url');
+
+function positiveInt(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  return value;
+}
+const SOAK = soakSettings(positiveInt);
 
 const stops = [];
 async function stopAll() {
@@ -208,6 +227,26 @@ async function statsFigures(app, seeded, token) {
   return rows;
 }
 
+/** The soak: the accounts, then the steady load; prints the table per minute, answers whether it passed. */
+async function soakFigures(app, databaseUrl, rows) {
+  log(`soak: ${soakSizes.clients} clients and ${soakSizes.prestataires} validated prestataires, through the API`);
+  const accounts = await setupSoak((method, path, options) => call(app.base, method, path, options), databaseUrl);
+  const cases = soakCases(accounts);
+  log(`soak: ${SOAK.seconds} s at ${SOAK.rate} requests/s over ${SOAK.connections} connections and ${SOAK.flowRate} write flows/s; reads: ${cases.map((c) => `${c.label} ${c.weight} %`).join(', ')}`);
+  const soak = await runSoak({
+    base: app.base,
+    pid: app.pid,
+    metrics: { url: `${app.base}/metrics`, token: METRICS_TOKEN },
+    settings: SOAK,
+    cases,
+    flows: [soakFlow(accounts)],
+  });
+  printSoakMinutes(printTable, `Marketplace soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s and ${SOAK.flowRate} write flows/s asked; memory: the minute's samples)`, soak);
+  for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
+  rows.push(...soak.rows);
+  return soak.ok;
+}
+
 async function main() {
   let databaseUrl = process.env.BENCH_DATABASE_URL;
   let label = databaseUrl ? 'PostgreSQL (BENCH_DATABASE_URL)' : undefined;
@@ -221,12 +260,14 @@ async function main() {
     }
   }
   label ??= 'PGlite in memory (no PostgreSQL installed): health only';
-  const env = benchAppEnv(databaseUrl);
+  // /metrics behind a token, as in production: the soak reads the app's memory there.
+  const env = { ...benchAppEnv(databaseUrl), METRICS_TOKEN };
   log('starting the marketplace');
   const app = await startService(appDir, env, '/api/v1/health');
   stops.push(() => app.stop());
 
   const rows = [];
+  let soakOk = true;
   const health = await load({ url: `${app.base}/api/v1/health`, connections: 10, duration: SECONDS });
   rows.push(
     ['GET /api/v1/health throughput, 10 connections', `${Math.round(health.requests.average)} req/s`, 'baseline', 'info'],
@@ -259,20 +300,24 @@ async function main() {
         })),
       );
     }
-    if (ONLY !== 'common') {
+    if (ONLY !== 'common' && ONLY !== 'soak') {
       const { seeded, row } = await seedDataSet(databaseUrl, registered.data.user.id);
       rows.push(row);
       if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token)));
       if (!ONLY || ONLY === 'stats') rows.push(...(await statsFigures(app, seeded, await adminToken(app.base, seeded.sql))));
     }
+    if (!ONLY || ONLY === 'soak') soakOk = await soakFigures(app, databaseUrl, rows);
+  } else if (!ONLY || ONLY === 'soak') {
+    rows.push(['soak', 'n/a: the write flows need PostgreSQL', 'memory stable, 0 non-2xx', '—']);
   }
 
   const title = `Marketplace bench — ${label}; node ${process.version}, ${availableParallelism()} CPUs; ${new Date().toISOString().slice(0, 16)}Z`;
   const table = printTable(title, rows, ['figure', 'measured', 'target', 'result']);
   const misses = rows.filter((r) => r[3] === 'FAIL').length;
   console.log(`\n${misses === 0 ? 'every target met' : `${misses} figure(s) miss their target`}`);
+  if (!soakOk) log('soak: memory unstable or failed requests (see above): exit 1');
   // A partial run (BENCH_ONLY) prints its table and leaves the full run's results as they were.
-  if (ONLY) return;
+  if (ONLY) return soakOk ? 0 : 1;
   writeFileSync(
     resultsFile,
     `# Marketplace bench\n\n${title}\n\n${table}\n\n` +
@@ -281,12 +326,13 @@ async function main() {
       'the common path runs each case twice per side, alternating, after a 1 s warm-up each.\n',
   );
   log(`table written to ${resultsFile}`);
+  return soakOk ? 0 : 1;
 }
 
 try {
-  await main();
+  const code = await main();
   await stopAll();
-  process.exit(0);
+  process.exit(code);
 } catch (error) {
   console.error(`[bench] failed: ${error.stack ?? error}`);
   await stopAll();

@@ -1,0 +1,286 @@
+// The soak phase of both apps' benches: a steady mixed load on loopback for SOAK_SECONDS, the
+// server's memory sampled every 10 s, a table per minute and a verdict on memory and errors.
+//
+// The load is an autocannon run at a fixed overall rate (SOAK_RATE requests/s over SOAK_CONNECTIONS
+// connections), each request drawn from the app's weighted cases, plus the app's write flows (several
+// requests that depend on each other's answers) run with fetch at SOAK_FLOW_RATE flows/s. Memory
+// comes from the app's /metrics (prom-client's `process_resident_memory_bytes` and
+// `nodejs_heap_size_used_bytes`) when the bench enables it, from /proc/<pid>/status (RSS only)
+// otherwise. Stable: after a warm-up (the first minute, or sixth of the run when shorter), the lowest
+// sample of the last third not above the lowest of the first third by more than the margin, for the
+// heap used and for RSS alike; and not one non-2xx answer or request error. The lowest, not the mean:
+// heap used swings with the collector's sawtooth (100 MiB between two samples), and what a leak
+// raises is the floor the heap comes back to after each collection.
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+export const SAMPLE_SECONDS = 10;
+const MINUTE_MS = 60_000;
+/** The margin of growth allowed between the first and last thirds: whichever is larger. */
+export const MARGIN = { fraction: 0.2, bytes: 30 * 1024 * 1024 };
+
+export function soakSettings(positiveInt) {
+  return {
+    seconds: positiveInt('SOAK_SECONDS', 600),
+    rate: positiveInt('SOAK_RATE', 200),
+    connections: positiveInt('SOAK_CONNECTIONS', 10),
+    flowRate: positiveInt('SOAK_FLOW_RATE', 2),
+  };
+}
+
+const mib = (bytes) => (Number.isFinite(bytes) ? (bytes / 1024 / 1024).toFixed(1) : 'n/a');
+const memoryText = (m) => `RSS ${mib(m.rss)} MiB${Number.isFinite(m.heap) ? `, heap used ${mib(m.heap)} MiB` : ''}`;
+const log = (message) => console.log(`[bench] ${message}`);
+
+function percentile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** Prometheus text → the value of an unlabelled sample. */
+function metricValue(text, name) {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)`, 'm').exec(text);
+  return match ? Number(match[1]) : NaN;
+}
+
+/** RSS and heap used of the server: from /metrics when it answers, from /proc (RSS only) otherwise. */
+async function memoryOf({ pid, metrics }) {
+  if (metrics) {
+    try {
+      const response = await fetch(metrics.url, { headers: metrics.token ? { authorization: `Bearer ${metrics.token}` } : {} });
+      const text = await response.text();
+      if (response.ok) {
+        const rss = metricValue(text, 'process_resident_memory_bytes');
+        const heap = metricValue(text, 'nodejs_heap_size_used_bytes');
+        if (Number.isFinite(rss) && Number.isFinite(heap)) return { rss, heap, source: '/metrics' };
+      }
+    } catch {
+      // fall back to /proc below
+    }
+  }
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN) * 1024;
+  return { rss, heap: NaN, source: `/proc/${pid}/status` };
+}
+
+/** The warm-up left out of the verdict: the first minute, or the first sixth of a shorter run. */
+export const warmupSeconds = (seconds) => Math.min(60, seconds / 6);
+
+/**
+ * The lowest sample of the last third (after the warm-up) against the first third's, the means
+ * beside them; stable when the growth of the lowest is within the margin.
+ */
+function thirds(samples, seconds, field) {
+  const warmup = warmupSeconds(seconds);
+  const third = (seconds - warmup) / 3;
+  const values = (from, to) => samples.filter((s) => s.t > from && s.t <= to && Number.isFinite(s[field])).map((s) => s[field]);
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const first = values(warmup, warmup + third);
+  const last = values(warmup + 2 * third, Infinity);
+  if (first.length === 0 || last.length === 0) return undefined;
+  const [a, b] = [Math.min(...first), Math.min(...last)];
+  const allowed = Math.max(a * MARGIN.fraction, MARGIN.bytes);
+  return { first: a, last: b, growth: b - a, allowed, stable: b - a <= allowed, means: [mean(first), mean(last)], n: [first.length, last.length] };
+}
+
+/**
+ * Runs the soak. `cases`: weighted requests for autocannon ({ label, weight, method, path, headers?,
+ * body? }); `flows`: async functions, each one write flow through `request(label, method, path,
+ * options)` (timed and counted like autocannon's requests; it throws on a non-2xx answer, which ends
+ * that flow). Answers the table rows (per minute, then the verdicts) and `ok`.
+ */
+export async function runSoak({ base, pid, metrics, settings, cases, flows = [] }) {
+  const { seconds, rate, connections, flowRate } = settings;
+  const started = performance.now();
+  const minuteOf = () => Math.floor((performance.now() - started) / MINUTE_MS);
+  const minutes = [];
+  const minute = (m) => (minutes[m] ??= { latencies: [], requests: 0, failed: 0 });
+  const failures = new Map();
+  const fail = (label, what) => {
+    const key = `${label}: ${what}`;
+    failures.set(key, (failures.get(key) ?? 0) + 1);
+  };
+  // Each case's latencies too, over the whole run: which request is slow, which one failed.
+  const byCase = new Map();
+  const record = (ms, ok, label) => {
+    const m = minute(minuteOf());
+    m.requests++;
+    m.latencies.push(ms);
+    if (!ok) m.failed++;
+    if (label === undefined) return;
+    let c = byCase.get(label);
+    if (!c) byCase.set(label, (c = { latencies: [], failed: 0 }));
+    if (Number.isFinite(ms)) c.latencies.push(ms);
+    if (!ok) c.failed++;
+  };
+
+  // Memory, every SAMPLE_SECONDS from the start; one sample before the load as the baseline shown.
+  const baseline = await memoryOf({ pid, metrics });
+  log(`soak: memory from ${baseline.source}${Number.isFinite(baseline.heap) ? '' : ' (RSS only: the heap needs /metrics)'}; ${memoryText(baseline)} before the load`);
+  const samples = [];
+  const sampler = setInterval(() => {
+    const t = (performance.now() - started) / 1000;
+    const m = minute(minuteOf());
+    const sent = minutes.reduce((sum, x) => sum + x.requests, 0);
+    memoryOf({ pid, metrics }).then(
+      (memory) => {
+        samples.push({ t, ...memory });
+        log(`soak ${Math.round(t)} s: ${memoryText(memory)}; ${sent} answers so far, ${m.failed} failed this minute`);
+      },
+      (error) => log(`soak: memory sample failed: ${error.message}`),
+    );
+  }, SAMPLE_SECONDS * 1000);
+
+  // The steady mix: each request drawn by weight.
+  const total = cases.reduce((sum, c) => sum + c.weight, 0);
+  const pick = () => {
+    let r = Math.random() * total;
+    for (const c of cases) if ((r -= c.weight) < 0) return c;
+    return cases.at(-1);
+  };
+  const cannon = new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: base,
+        connections,
+        overallRate: rate,
+        duration: seconds,
+        requests: [
+          {
+            setupRequest: (request, context) => {
+              const c = pick();
+              context.label = c.label;
+              context.sent = performance.now();
+              return { ...request, method: c.method, path: c.path(), headers: { ...request.headers, ...c.headers }, body: c.body };
+            },
+            onResponse: (status, _body, context) => {
+              const ok = status >= 200 && status < 300;
+              record(performance.now() - context.sent, ok, context.label);
+              if (!ok) fail(context.label, status);
+            },
+          },
+        ],
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    instance.on('reqError', (error) => {
+      record(NaN, false);
+      fail('request error', error.code ?? error.message);
+    });
+  });
+
+  // The write flows, started at flowRate per second, each on its own.
+  const request = async (label, method, path, { token, body } = {}) => {
+    const t0 = performance.now();
+    let response;
+    try {
+      response = await fetch(base + path, {
+        method,
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      record(performance.now() - t0, false, label);
+      fail(label, error.cause?.code ?? error.message);
+      throw error;
+    }
+    const text = await response.text();
+    record(performance.now() - t0, response.ok, label);
+    if (!response.ok) {
+      fail(label, `${response.status} ${text.slice(0, 120)}`);
+      throw new Error(`${label}: ${response.status}`);
+    }
+    return text ? JSON.parse(text) : undefined;
+  };
+  const inFlight = new Set();
+  let flowsStarted = 0;
+  let flowsDone = 0;
+  const launcher =
+    flows.length === 0
+      ? undefined
+      : setInterval(() => {
+          if (performance.now() - started >= seconds * 1000) return;
+          const flow = flows[flowsStarted++ % flows.length];
+          const running = flow(request, flowsStarted).then(
+            () => flowsDone++,
+            () => {},
+          );
+          inFlight.add(running);
+          running.finally(() => inFlight.delete(running));
+        }, 1000 / flowRate);
+
+  try {
+    await cannon;
+  } finally {
+    if (launcher) clearInterval(launcher);
+    await Promise.all(inFlight);
+    clearInterval(sampler);
+  }
+  // The last sample at the end of the load, so that the last third has its own even in a short run.
+  samples.push({ t: (performance.now() - started) / 1000, ...(await memoryOf({ pid, metrics })) });
+
+  const rows = [];
+  const table = [];
+  for (let m = 0; m < minutes.length; m++) {
+    const entry = minute(m);
+    const span = Math.min(60, seconds - m * 60);
+    if (span <= 0) continue;
+    const sorted = Float64Array.from(entry.latencies.filter(Number.isFinite)).sort();
+    // A sample belongs to the minute it ends (the one taken at 60 s to the first); the last one, at the very end, to the last.
+    const lastMinute = Math.ceil(seconds / 60) - 1;
+    const inMinute = samples.filter((s) => Math.min(lastMinute, Math.max(0, Math.ceil(s.t / 60 - 0.01) - 1)) === m);
+    const range = (field) => {
+      const values = inMinute.map((x) => x[field]).filter(Number.isFinite);
+      return values.length === 0 ? 'n/a' : `${mib(Math.min(...values))} – ${mib(Math.max(...values))}`;
+    };
+    table.push([
+      `${m + 1}`,
+      `${Math.round(entry.requests / span)}`,
+      `${percentile(sorted, 0.5).toFixed(1)}`,
+      `${percentile(sorted, 0.99).toFixed(1)}`,
+      `${entry.failed}`,
+      range('rss'),
+      range('heap'),
+    ]);
+  }
+  const perCase = [...byCase]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([label, c]) => {
+      const sorted = Float64Array.from(c.latencies).sort();
+      return [label, `${sorted.length}`, percentile(sorted, 0.5).toFixed(1), percentile(sorted, 0.99).toFixed(1), `${c.failed}`];
+    });
+  const requests = minutes.reduce((sum, m) => sum + m.requests, 0);
+  const all = Float64Array.from(minutes.flatMap((m) => m.latencies.filter(Number.isFinite))).sort();
+  const failed = minutes.reduce((sum, m) => sum + m.failed, 0);
+
+  const heap = thirds(samples, seconds, 'heap');
+  const rss = thirds(samples, seconds, 'rss');
+  const describe = (v) =>
+    v
+      ? `lowest ${mib(v.first)} → ${mib(v.last)} MiB (${v.growth < 0 ? '−' : '+'}${mib(Math.abs(v.growth))} MiB, ${((v.growth / v.first) * 100).toFixed(1)} %); ` +
+        `means ${mib(v.means[0])} → ${mib(v.means[1])} MiB; ${v.n[0]} and ${v.n[1]} samples`
+      : 'n/a: no samples in a third';
+  const margin = `lowest of the last third ≤ first's + max(${MARGIN.fraction * 100} %, ${mib(MARGIN.bytes)} MiB)`;
+  const span = `first third → last, after ${Math.round(warmupSeconds(seconds))} s of warm-up`;
+  rows.push([
+    `soak ${seconds} s: load (informational)`,
+    `${requests} requests (${Math.round(requests / seconds)} req/s of ${rate} asked, ${connections} connections` +
+      (flows.length ? `; ${flowsDone} of ${flowsStarted} write flows completed` : '') +
+      `), p50 ${percentile(all, 0.5).toFixed(1)} / p99 ${percentile(all, 0.99).toFixed(1)} ms`,
+    'steady mixed load',
+    'info',
+  ]);
+  rows.push([`soak: heap used, ${span} (${samples[0]?.source ?? 'no samples'})`, describe(heap), margin, heap ? (heap.stable ? 'pass' : 'FAIL') : '—']);
+  rows.push([`soak: RSS, ${span}`, describe(rss), margin, rss ? (rss.stable ? 'pass' : 'FAIL') : 'FAIL']);
+  const failureList = [...failures].map(([what, n]) => `${n}× ${what}`).join('; ');
+  rows.push(['soak: non-2xx answers and request errors', failed === 0 ? '0' : `${failed}: ${failureList}`, '0', failed === 0 ? 'pass' : 'FAIL']);
+
+  const ok = (heap?.stable ?? true) && Boolean(rss?.stable) && failed === 0;
+  return { rows, table, cases: perCase, ok, samples };
+}
+
+/** Prints the soak's table per minute, then each request's figures over the run. */
+export function printSoakMinutes(printTable, title, soak) {
+  printTable(title, soak.table, ['minute', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/errors', 'RSS MiB (lowest – highest)', 'heap used MiB (lowest – highest)']);
+  printTable('Soak — by request, over the run', soak.cases, ['request', 'answers', 'p50 ms', 'p99 ms', 'non-2xx/errors']);
+}
