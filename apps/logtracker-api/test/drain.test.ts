@@ -91,10 +91,11 @@ describe('TemplateMiner', () => {
     const same = miner.add('Failed password for root from 10.0.0.2 port 2222 ssh2');
     expect(same).toEqual({ clusterId: 1, template: first.template, changed: false });
     miner.add('Failed password for admin from 10.0.0.3 port 22 ssh2');
-    const third = miner.add('Failed password for oracle from 10.0.0.4 port 22 ssh2');
-    expect(third.template).toBe('Failed password for <*> from <*> port <*> ssh2');
-    expect(third.changed).toBe(true);
-    expect(miner.clusters()).toEqual([{ id: 1, template: third.template, size: 4 }]);
+    miner.add('Failed password for oracle from 10.0.0.4 port 22 ssh2');
+    const fourth = miner.add('Failed password for guest from 10.0.0.5 port 22 ssh2');
+    expect(fourth.template).toBe('Failed password for <*> from <*> port <*> ssh2');
+    expect(fourth.changed).toBe(true);
+    expect(miner.clusters()).toEqual([{ id: 1, template: fourth.template, size: 5 }]);
   });
 
   it('keeps the constant part of a token', () => {
@@ -117,9 +118,12 @@ describe('TemplateMiner', () => {
     const bob = miner.add('session closed for user bob');
     expect(bob.clusterId).not.toBe(alice.clusterId);
     const carol = miner.add('session closed for user carol');
-    expect(carol).toMatchObject({ clusterId: alice.clusterId, template: 'session closed for user <*>', changed: true });
+    expect(carol.clusterId).not.toBe(alice.clusterId);
+    const dave = miner.add('session closed for user dave');
+    expect(dave).toMatchObject({ clusterId: alice.clusterId, template: 'session closed for user <*>', changed: true });
     expect(miner.resolve(bob.clusterId)).toBe(alice.clusterId);
-    expect(miner.clusters().find((c) => c.id === alice.clusterId)?.size).toBe(3);
+    expect(miner.resolve(carol.clusterId)).toBe(alice.clusterId);
+    expect(miner.clusters().find((c) => c.id === alice.clusterId)?.size).toBe(4);
   });
 
   it('reads a word with a version digit, or a named constant, as a word: HTTPS and SOCKS5 are two events', () => {
@@ -134,10 +138,13 @@ describe('TemplateMiner', () => {
     expect(miner.add('onReceive action: android.intent.action.SCREEN_OFF').clusterId).not.toBe(on.clusterId);
     const main = miner.add('Registering class com.example.app.Main for the job');
     expect(miner.add('Registering class com.example.app.Worker for the job').clusterId).toBe(main.clusterId);
-    // Numbered names still vary once enough of them show up.
-    miner.add('link up on eth0');
-    miner.add('link up on eth1');
-    expect(miner.add('link up on eth2').template).toBe('link up on <*>');
+    // One name numbered differently is one thing's instances: a value at once.
+    const eth0 = miner.add('link up on eth0');
+    expect(miner.add('link up on eth1')).toMatchObject({ clusterId: eth0.clusterId, template: 'link up on <*>' });
+    // A quote opening with a verb in capitals says what happened; other quoted text is a value.
+    const get = miner.add('10.0.0.1 "GET /v2/servers/detail HTTP/1.1" status: 200 len: 1893');
+    expect(miner.add('10.0.0.1 "GET /v2/servers/4f2a HTTP/1.1" status: 200 len: 1701').clusterId).toBe(get.clusterId);
+    expect(miner.add('10.0.0.1 "DELETE /v2/servers/4f2a HTTP/1.1" status: 204 len: 203').clusterId).not.toBe(get.clusterId);
   });
 
   it('generalises at the first difference with minWordVariants 1, like the original Drain', () => {
@@ -173,9 +180,10 @@ describe('TemplateMiner', () => {
     const quoted = miner.add('search for "disk full" returned no results');
     expect(miner.add('search for "timeout" returned no results').clusterId).toBe(quoted.clusterId);
     const tick = miner.add('received broadcast android.intent.action.TIME_TICK');
-    // Constants at the end of a qualified name are words: distinct events until a third one shows up.
+    // Constants at the end of a qualified name are words: distinct events until a fourth one shows up.
     expect(miner.add('received broadcast android.intent.action.BATTERY_CHANGED').clusterId).not.toBe(tick.clusterId);
-    const screen = miner.add('received broadcast android.intent.action.SCREEN_ON');
+    miner.add('received broadcast android.intent.action.SCREEN_ON');
+    const screen = miner.add('received broadcast android.intent.action.SCREEN_OFF');
     expect(screen).toMatchObject({ clusterId: tick.clusterId, template: 'received broadcast <*>' });
     const task = miner.add('getRecentTasks: topActivity=ComponentInfo{com.tencent.mm/com.tencent.mm.ui.LauncherUI}');
     const notes = miner.add('getRecentTasks: topActivity=ComponentInfo{com.example.notepad/com.example.notepad.NoteEditor}');

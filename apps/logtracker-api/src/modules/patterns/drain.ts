@@ -107,7 +107,7 @@ export const DEFAULT_DRAIN_OPTIONS: Readonly<DrainOptions> = Object.freeze({
   maxClustersPerLeaf: 200,
   maskRules: DEFAULT_MASK_RULES,
   maskIdTokens: true,
-  minWordVariants: 3,
+  minWordVariants: 4,
   mergeClusters: true,
 });
 
@@ -268,9 +268,12 @@ const looksVariable = memo(
 
 /**
  * A word with a version digit (`SOCKS5`, `HTTP2`, `ssh2`, `IPv6`) names a thing, as a plain word does:
- * `… through proxy <*> HTTPS` and `… SOCKS5` are two events until more such words show up there.
+ * `… through proxy <*> HTTPS` and `… SOCKS5` are two events until more such words show up there;
+ * the same word with another digit (`IRQ0` / `IRQ9`) is another instance of one thing, a value.
  */
 const VERSIONED_WORD = /^[A-Za-z]{3,}\d[,;:.)]*$/;
+const numberedName = (token: string) => (VERSIONED_WORD.test(token) ? token.replace(/\d[,;:.)]*$/, '') : undefined);
+const quotedVerb = (token: string) => /^"([A-Z]{3,})\s/.exec(token)?.[1];
 const readsAsValue = (token: string) => looksVariable(token) && !VERSIONED_WORD.test(token);
 
 /** A template token with `<*>` inside (`rhost=<*>`) split around its wildcards. */
@@ -355,6 +358,13 @@ function isWordDifference(templateToken: string, token: string): boolean {
     // `ready=true,policy=3` against `isBluetoothA2dpOn...`: a keyed token and a wordy one.
     return true;
   }
+  // Quoted text is free text, but a quote that opens with a verb in capitals says what happened
+  // (`"GET /v2/… HTTP/1.1"` / `"DELETE …"`, `"SELECT …"` / `"UPDATE …"`).
+  const verb = quotedVerb(templateToken);
+  if (verb !== undefined && quotedVerb(token) !== undefined) return verb !== quotedVerb(token);
+  // One name numbered differently (`IRQ0` / `IRQ9`, `eth0` / `eth1`) is one thing's instances.
+  const numbered = numberedName(templateToken);
+  if (numbered !== undefined && numbered === numberedName(token)) return false;
   if (readsAsValue(templateToken) || readsAsValue(token)) return false;
   return !(token.includes(WILDCARD) && globMatches(token, templateToken));
 }
