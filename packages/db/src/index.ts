@@ -15,6 +15,7 @@ import { PgSchema, type PgDatabase, type PgQueryResultHKT, type PgTransaction } 
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { asUnavailable, OUTAGE_OPTIONS } from './faults.js';
 
 /** The extensions the apps' migrations create; PGlite must load them before `CREATE EXTENSION`. */
 const pgliteExtensions = { pg_trgm, btree_gin, btree_gist, unaccent, cube, earthdistance } satisfies Extensions;
@@ -142,7 +143,8 @@ function inFlightCounter(): InFlight {
       if (!own) return;
       this.untracked = null;
       counter.count -= 1;
-      own.reject(error);
+      // A lost connection fails the query as the outage it is (503), not as a bug (500).
+      own.reject(asUnavailable(error));
     },
   };
   return counter;
@@ -175,9 +177,14 @@ function preparing(client: postgres.Sql, inFlight: InFlight): postgres.Sql {
       if (property === 'begin') {
         return (...args: unknown[]) => {
           const callback = args.pop() as (tx: postgres.TransactionSql) => unknown;
-          return (target.begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
+          const begun = (target.begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) =>
             callback(preparing(tx as unknown as postgres.Sql, inFlight) as unknown as postgres.TransactionSql),
           );
+          // BEGIN or COMMIT on a connection that is gone: the transaction did not happen, or its
+          // outcome is unknown; either way an outage.
+          return begun.catch((error: unknown) => {
+            throw asUnavailable(error);
+          });
         };
       }
       return Reflect.get(target, property, receiver) as unknown;
@@ -329,6 +336,7 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
     const open = (max: number, settings: Record<string, string> = {}) => {
       const client = postgres(options.url as string, {
         max,
+        ...OUTAGE_OPTIONS,
         onnotice: (notice) => options.onNotice?.(String(notice.message)),
         connection: { application_name: 'api', ...path, ...settings },
       });
@@ -524,4 +532,5 @@ export function escapeLike(text: string): string {
 export { sql };
 export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createFanout, fanoutPayloadsTable, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
+export { asUnavailable, DatabaseUnavailableError, isDatabaseUnavailable, OUTAGE_OPTIONS, RETRY_AFTER_SECONDS } from './faults.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';
