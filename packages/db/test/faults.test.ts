@@ -1,0 +1,132 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asUnavailable, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
+import { startOutageProxy, type OutageProxy } from '../src/testing-outage.js';
+import { createTestDatabase, type TestDatabase } from '../src/testing.js';
+import { initMigrations, schema, vehicles } from './fixtures.js';
+
+/** An error as Node or postgres.js raise them: a message and a code. */
+function coded(code: string, message = `failed: ${code}`): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** The codes along an error's cause chain. */
+function codes(error: unknown): unknown[] {
+  const found: unknown[] = [];
+  for (let e = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) found.push((e as { code?: unknown }).code);
+  return found;
+}
+
+describe('isDatabaseUnavailable', () => {
+  it('takes connection-level failures for an outage', () => {
+    const codes = [
+      'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
+      'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+      '08000', '08003', '08006', '08001', '08P01', '57P01', '57P02', '57P03', '53300',
+    ];
+    for (const code of codes) expect(isDatabaseUnavailable(coded(code)), code).toBe(true);
+  });
+
+  it('takes a refused statement, a bug or nothing for what it is', () => {
+    for (const code of ['23505', '23503', '40001', '40P01', '42P01', '22P02', '57014', 'ERR_INVALID_ARG_TYPE']) {
+      expect(isDatabaseUnavailable(coded(code)), code).toBe(false);
+    }
+    expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
+    expect(isDatabaseUnavailable(undefined)).toBe(false);
+    expect(isDatabaseUnavailable('ECONNRESET')).toBe(false);
+  });
+
+  it('looks through the query builder wrapping the driver error', () => {
+    const wrapped = new Error('Failed query: insert into logs …\nparams: secret', { cause: coded('ECONNRESET') });
+    expect(isDatabaseUnavailable(wrapped)).toBe(true);
+    expect(isDatabaseUnavailable(new Error('outer', { cause: new Error('middle', { cause: coded('57P01') }) }))).toBe(true);
+  });
+
+  it('wraps an outage once as a 503 that keeps the driver error as its cause', () => {
+    const driver = coded('57P01', 'terminating connection due to administrator command');
+    const error = asUnavailable(driver) as DatabaseUnavailableError;
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    expect(error.statusCode).toBe(503);
+    expect(error.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(error.code).toBe('57P01');
+    expect(error.cause).toBe(driver);
+    expect(sqlState(error)).toBe('57P01');
+    expect(asUnavailable(error)).toBe(error);
+    const conflict = coded('23505');
+    expect(asUnavailable(conflict)).toBe(conflict);
+  });
+});
+
+// Real failures from a real server: a refused port, a backend terminated, a relay stopped and started.
+describe.skipIf(!process.env.TEST_DATABASE_URL)('postgres.js through an outage', () => {
+  let base: TestDatabase<typeof schema>;
+  let proxy: OutageProxy;
+  let handle: DatabaseHandle<typeof schema>;
+
+  beforeAll(async () => {
+    base = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+    proxy = await startOutageProxy(base.url as string);
+    handle = await createDatabase({ url: proxy.url(base.url as string), schema, migrationsFolder: initMigrations(), poolSize: 3 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await handle?.close();
+    await proxy?.close();
+    await base?.destroy();
+  });
+
+  it('fails fast as unavailable while the server is stopped, and reconnects by itself after', async () => {
+    await handle.db.insert(vehicles).values({ name: 'before', plate: 'P-1' });
+    await proxy.stop();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        const failed = await handle.db.select().from(vehicles).then(() => undefined, (error: unknown) => error);
+        expect(isDatabaseUnavailable(failed)).toBe(true);
+        const transaction = await withTransaction(handle.db, (tx) => tx.insert(vehicles).values({ name: 'during', plate: `D-${i}` })).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(isDatabaseUnavailable(transaction)).toBe(true);
+        expect(performance.now() - started).toBeLessThan(2000);
+      }
+      expect((await handle.ping()).ok).toBe(false);
+    } finally {
+      await proxy.start();
+    }
+    // Back within about a second: postgres.js' reconnect wait is bounded, and no dead connection is reused.
+    const back = performance.now();
+    let rows: { name: string }[] | undefined;
+    while (!rows && performance.now() - back < 3000) {
+      rows = await handle.db.select({ name: vehicles.name }).from(vehicles).catch(() => undefined);
+      if (!rows) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(rows?.map((r) => r.name)).toEqual(['before']);
+    for (let i = 0; i < 20; i++) await expect(handle.db.select().from(vehicles)).resolves.toHaveLength(1);
+  });
+
+  it('classifies a backend terminated by the server (57P01) and a refused port', async () => {
+    const victim = postgres(base.url as string, { max: 1, onnotice: () => {} });
+    const admin = postgres(base.url as string, { max: 1, onnotice: () => {} });
+    try {
+      const [{ pid }] = (await victim`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
+      await admin`select pg_terminate_backend(${pid})`;
+      const error = await victim`select 1`.then(() => undefined, (e: unknown) => e);
+      expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+    } finally {
+      await victim.end({ timeout: 1 });
+      await admin.end({ timeout: 1 });
+    }
+    const closed = await startOutageProxy(base.url as string);
+    const url = closed.url(base.url as string);
+    await closed.close();
+    const refused = await createDatabase({ url, schema, migrationsFolder: initMigrations(), poolSize: 1 });
+    try {
+      const error = await queryRows(refused.db, sql`select 1`).then(() => undefined, (e: unknown) => e);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect(codes(error)).toContain('ECONNREFUSED');
+    } finally {
+      await refused.close();
+    }
+  });
+});
