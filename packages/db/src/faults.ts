@@ -25,6 +25,12 @@ const CONNECTION_CODES = new Set([
  */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
 
+/**
+ * Failures to open a connection, as opposed to losing one that was open: the server is down,
+ * unreachable, starting up or shutting down, or full.
+ */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'CONNECT_TIMEOUT', '57P03', '53300', '08001', '08004']);
+
 /** How long a client is asked to wait before retrying (Retry-After, seconds). */
 export const RETRY_AFTER_SECONDS = 1;
 
@@ -54,9 +60,11 @@ export class DatabaseUnavailableError extends Error {
   readonly retryAfter = RETRY_AFTER_SECONDS;
   readonly code: string;
 
-  constructor(cause: unknown) {
+  /** Without a cause: refused before it was sent, a connection attempt having just failed (see Circuit). */
+  constructor(cause?: unknown) {
     const code = (cause as { code?: unknown } | undefined)?.code;
-    super(`database unavailable${typeof code === 'string' ? ` (${code})` : ''}`, { cause });
+    const why = typeof code === 'string' ? ` (${code})` : cause === undefined ? ' (not sent: the server could not be reached a moment ago)' : '';
+    super(`database unavailable${why}`, cause === undefined ? undefined : { cause });
     this.name = 'DatabaseUnavailableError';
     this.code = typeof code === 'string' ? code : 'DATABASE_UNAVAILABLE';
   }
@@ -84,3 +92,51 @@ export const OUTAGE_OPTIONS = {
   backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
   idle_timeout: 120,
 } as const;
+
+function isConnectFailure(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECT_FAILURES.has(code)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a pool takes new work while its server cannot be reached. postgres.js queues every query
+ * and transaction that finds no open connection, and fails them one per failed connection attempt:
+ * under load the queue grows faster than it fails, and requests waited for the whole outage (a
+ * transaction for 3 s of a 3 s outage). Once a connection attempt has failed, new work is refused
+ * at once (503), except one piece every `probeMs`, whose outcome says whether the server is back.
+ */
+export interface Circuit {
+  /** Whether new work may be sent: always while the server answers; one probe every `probeMs` while it does not. */
+  admit(): boolean;
+  /** A query or transaction failed: a failed connection attempt opens the circuit. */
+  failed(error: unknown): void;
+  /** A query or transaction succeeded: the server is back. */
+  succeeded(): void;
+  readonly open: boolean;
+}
+
+export function createCircuit(probeMs = 250): Circuit {
+  let down = false;
+  let lastProbe = 0;
+  return {
+    admit() {
+      if (!down) return true;
+      const now = performance.now();
+      if (now - lastProbe < probeMs) return false;
+      lastProbe = now;
+      return true;
+    },
+    failed(error) {
+      if (isConnectFailure(error)) down = true;
+    },
+    succeeded() {
+      down = false;
+    },
+    get open() {
+      return down;
+    },
+  };
+}

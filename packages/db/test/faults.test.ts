@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asUnavailable, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
+import { asUnavailable, createCircuit, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
 import { startOutageProxy, type OutageProxy } from '../src/testing-outage.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, vehicles } from './fixtures.js';
@@ -128,5 +128,24 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('postgres.js through an outage',
     } finally {
       await refused.close();
     }
+  });
+});
+
+describe('createCircuit', () => {
+  it('admits everything while the server answers, one probe per interval once a connection attempt failed', async () => {
+    const circuit = createCircuit(100);
+    expect([circuit.admit(), circuit.admit()]).toEqual([true, true]);
+    // A connection lost while open says nothing of the server: it is reconnected as usual.
+    circuit.failed(coded('ECONNRESET'));
+    expect(circuit.open).toBe(false);
+    circuit.failed(new Error('Failed query', { cause: coded('ECONNREFUSED') }));
+    expect(circuit.open).toBe(true);
+    expect(circuit.admit()).toBe(true);
+    expect([circuit.admit(), circuit.admit()]).toEqual([false, false]);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect([circuit.admit(), circuit.admit()]).toEqual([true, false]);
+    circuit.succeeded();
+    expect(circuit.open).toBe(false);
+    expect([circuit.admit(), circuit.admit()]).toEqual([true, true]);
   });
 });
