@@ -105,6 +105,36 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('postgres.js through an outage',
     for (let i = 0; i < 20; i++) await expect(handle.db.select().from(vehicles)).resolves.toHaveLength(1);
   });
 
+  it('survives losing the connection a job holds its lock on: no crash, no query left waiting on it', async () => {
+    // `exclusive` holds a reserved connection for the advisory lock while the work runs; the server
+    // goes away meanwhile. postgres.js could throw, uncaught, writing the unlock to the closed
+    // socket; it put the dead connection back in the pool on release, and a query sent to it before
+    // its socket closed was never answered (each time: the first query after the restart hung).
+    const outcome = await handle
+      .exclusive('faults-test', async () => {
+        await proxy.stop();
+        return 'worked';
+      })
+      .then(String, (error: unknown) => error);
+    expect(isDatabaseUnavailable(outcome) || codes(outcome).includes('CONNECTION_CLOSED'), String(outcome)).toBe(true);
+    await proxy.start();
+    let answered = false;
+    const back = performance.now();
+    while (!answered && performance.now() - back < 3000) {
+      answered = await Promise.race([
+        queryRows(handle.db, sql`select 1 as one`).then(() => true, () => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000)),
+      ]);
+      if (!answered) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(answered).toBe(true);
+    expect(handle.poolStats()[0]?.inFlight).toBe(0);
+    // Every connection of the pool answers, and the dead one holds no query.
+    const results = await Promise.allSettled(Array.from({ length: 30 }, () => queryRows(handle.db, sql`select pg_sleep(0.01), 1 as one`)));
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    await expect(handle.exclusive('faults-test', async () => 'again')).resolves.toBe('again');
+  });
+
   it('classifies a backend terminated by the server (57P01) and a refused port', async () => {
     const victim = postgres(base.url as string, { max: 1, onnotice: () => {} });
     const admin = postgres(base.url as string, { max: 1, onnotice: () => {} });
