@@ -15,6 +15,7 @@ import { PgSchema, type PgDatabase, type PgQueryResultHKT, type PgTransaction } 
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { asUnavailable, createCircuit, DatabaseUnavailableError, OUTAGE_OPTIONS, type Circuit } from './faults.js';
 
 /** The extensions the apps' migrations create; PGlite must load them before `CREATE EXTENSION`. */
 const pgliteExtensions = { pg_trgm, btree_gin, btree_gist, unaccent, cube, earthdistance } satisfies Extensions;
@@ -117,6 +118,8 @@ export interface PoolStats {
 /** Counts a pool's queries in flight; its settle functions are shared by every query (no closure per query). */
 interface InFlight {
   count: number;
+  /** Whether the pool's server answers (see Circuit): every settled query tells it. */
+  circuit: Circuit;
   resolve(this: TrackedQuery, value: unknown): void;
   reject(this: TrackedQuery, error: unknown): void;
 }
@@ -128,13 +131,16 @@ interface TrackedQuery {
 }
 
 function inFlightCounter(): InFlight {
+  const circuit = createCircuit();
   const counter: InFlight = {
     count: 0,
+    circuit,
     resolve(value) {
       const own = this.untracked;
       if (!own) return;
       this.untracked = null;
       counter.count -= 1;
+      circuit.succeeded();
       own.resolve(value);
     },
     reject(error) {
@@ -142,7 +148,9 @@ function inFlightCounter(): InFlight {
       if (!own) return;
       this.untracked = null;
       counter.count -= 1;
-      own.reject(error);
+      circuit.failed(error);
+      // A lost connection fails the query as the outage it is (503), not as a bug (500).
+      own.reject(asUnavailable(error));
     },
   };
   return counter;
@@ -165,24 +173,50 @@ function track<Q>(query: Q, counter: InFlight): Q {
  * it once per connection. Plans stay custom (plan_cache_mode above). The cache lives as long as
  * its connection, which postgres.js replaces after 30 to 60 minutes (max_lifetime).
  */
-function preparing(client: postgres.Sql, inFlight: InFlight): postgres.Sql {
+function preparing(client: postgres.Sql, inFlight: InFlight, pool = true): postgres.Sql {
+  const { circuit } = inFlight;
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'unsafe') {
-        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) =>
-          track(target.unsafe(query, params as never, { ...options, prepare: true }), inFlight);
+        return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) => {
+          // On the pool, not inside a transaction, which holds a connection of its own already.
+          if (pool && !circuit.admit()) return refusedQuery();
+          return track(target.unsafe(query, params as never, { ...options, prepare: true }), inFlight);
+        };
       }
       if (property === 'begin') {
         return (...args: unknown[]) => {
+          if (!circuit.admit()) return Promise.reject(new DatabaseUnavailableError());
           const callback = args.pop() as (tx: postgres.TransactionSql) => unknown;
-          return (target.begin as (...a: unknown[]) => unknown)(...args, (tx: postgres.TransactionSql) =>
-            callback(preparing(tx as unknown as postgres.Sql, inFlight) as unknown as postgres.TransactionSql),
+          const begun = (target.begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) =>
+            callback(preparing(tx as unknown as postgres.Sql, inFlight, false) as unknown as postgres.TransactionSql),
+          );
+          // BEGIN or COMMIT on a connection that is gone: the transaction did not happen, or its
+          // outcome is unknown; either way an outage.
+          return begun.then(
+            (result) => {
+              circuit.succeeded();
+              return result;
+            },
+            (error: unknown) => {
+              circuit.failed(error);
+              throw asUnavailable(error);
+            },
           );
         };
       }
       return Reflect.get(target, property, receiver) as unknown;
     },
   });
+}
+
+/**
+ * A query refused before it was sent (the server is down, see Circuit), shaped as Drizzle uses a
+ * postgres.js query: awaited, or read through `values()`.
+ */
+function refusedQuery(): never {
+  const refused = Promise.reject(new DatabaseUnavailableError());
+  return Object.assign(refused, { values: () => refused, execute: () => refused, cancel: () => undefined }) as never;
 }
 
 /**
@@ -329,6 +363,7 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
     const open = (max: number, settings: Record<string, string> = {}) => {
       const client = postgres(options.url as string, {
         max,
+        ...OUTAGE_OPTIONS,
         onnotice: (notice) => options.onNotice?.(String(notice.message)),
         connection: { application_name: 'api', ...path, ...settings },
       });
@@ -524,4 +559,5 @@ export function escapeLike(text: string): string {
 export { sql };
 export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createFanout, fanoutPayloadsTable, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
+export { asUnavailable, createCircuit, DatabaseUnavailableError, isDatabaseUnavailable, OUTAGE_OPTIONS, RETRY_AFTER_SECONDS, type Circuit } from './faults.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

@@ -61,7 +61,40 @@ function codeOfStatus(status: number): ErrorCode | undefined {
   return (Object.keys(errorStatus) as ErrorCode[]).find((code) => errorStatus[code] === status);
 }
 
+/** How long a client is asked to wait when an error does not say (Retry-After, seconds). */
+const DEFAULT_RETRY_AFTER = 1;
+
+/**
+ * The error, or one it was caused by, that declares 503 (`statusCode`, as Fastify's errors do):
+ * a dependency that cannot be reached, such as @repo/db's DatabaseUnavailableError. An outage is
+ * retried by the client after Retry-After, where a 500 says the request itself failed.
+ */
+function unavailableCause(error: unknown): { retryAfter?: unknown } | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { statusCode?: unknown }).statusCode === 503) return e as { retryAfter?: unknown };
+  }
+  return undefined;
+}
+
+function sendUnavailable(reply: FastifyReply, request: FastifyRequest, error: unknown, cause: { retryAfter?: unknown }) {
+  const seconds = typeof cause.retryAfter === 'number' && cause.retryAfter >= 1 ? Math.ceil(cause.retryAfter) : DEFAULT_RETRY_AFTER;
+  // A warning, not an error: the outage is logged once per request, its cause's code kept and its
+  // statement's parameters withheld (serializeError).
+  request.log.warn({ err: error }, 'service unavailable');
+  return send(
+    reply,
+    request,
+    new AppError('service_unavailable', 'The service is temporarily unavailable; retry after the Retry-After delay', {
+      headers: { 'retry-after': String(seconds) },
+    }),
+  );
+}
+
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // An AppError the code raised as 503 keeps its own message; one of its 500s caused by an outage,
+  // and any other error caused by one, answers 503.
+  const outage = error instanceof AppError ? (error.statusCode === 500 ? unavailableCause(error.cause) : undefined) : unavailableCause(error);
+  if (outage) return sendUnavailable(reply, request, error, outage);
   if (error instanceof AppError) {
     if (error.statusCode >= 500) request.log.error({ err: error.cause ?? error }, error.message);
     return send(reply, request, error);

@@ -122,11 +122,11 @@ export function logsRoutes(deps: {
             operationId: 'createLogBatch',
             tags: ['logs'],
             summary: 'Submit many log entries at once (a member, or an ingest key); validated whole, all stored or none',
-            description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored.`,
+            description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored. 201 is answered once the whole batch is committed. 503 (database unreachable) means the batch was not acknowledged: send it again after \`retry-after\` seconds. It was not stored, except when the connection dropped while the commit itself was in flight, in which case it may have been; entries that must not be counted twice need an id of their own in \`context\`.`,
             security: writerSecurity,
             params: ProjectScopedParams,
             body: BatchBody,
-            response: { 201: BatchEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429) },
+            response: { 201: BatchEnvelope, ...errorResponses(400, 401, 404, 413, 422, 429, 503) },
           },
         },
         async (request, reply) => {
