@@ -165,3 +165,12 @@ export async function sequentialLatency(base, pathAt, { token, method = 'GET', s
   const at = (q) => times[Math.min(times.length - 1, Math.max(0, Math.ceil(q * times.length) - 1))];
   return { n: times.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
+
+/** A size knob read from the environment: a positive integer, or `fallback` when unset. */
+export function positiveInt(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  return value;
+}

@@ -13,13 +13,14 @@
 // raises is the floor the heap comes back to after each collection.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { positiveInt } from './bench-lib.mjs';
 
 export const SAMPLE_SECONDS = 10;
 const MINUTE_MS = 60_000;
 /** The margin of growth allowed between the first and last thirds: whichever is larger. */
 export const MARGIN = { fraction: 0.2, bytes: 30 * 1024 * 1024 };
 
-export function soakSettings(positiveInt) {
+export function soakSettings() {
   return {
     seconds: positiveInt('SOAK_SECONDS', 600),
     rate: positiveInt('SOAK_RATE', 200),

@@ -32,7 +32,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, printTable, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, positiveInt, printTable, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -96,7 +96,7 @@ const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
 const ANALYSE_LOGS = positiveInt('BENCH_ANALYSE_LOGS', 1_000_000);
 
 // Soak: SOAK_SECONDS, SOAK_RATE, SOAK_CONNECTIONS (scripts/bench-soak.mjs); batches of SOAK_BATCH_ENTRIES.
-const SOAK = soakSettings(positiveInt);
+const SOAK = soakSettings();
 const SOAK_BATCH_ENTRIES = 100;
 // The scrape token the soak reads the app's memory with (/metrics is served in production only behind one).
 const METRICS_TOKEN = randomBytes(24).toString('base64url');
@@ -116,13 +116,6 @@ const RETENTION_PROBE_PERIOD_MS = 20;
 const RETENTION_QUIET_MAX_MS = 60_000;
 const LOCK_POLL_MS = 2;
 
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
 
 const fmt = (n) => Math.round(n).toLocaleString('en').replace(/,/g, ' ');
 const ms = (n) => (n < 10 ? n.toFixed(2) : n.toFixed(1));

@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, printTable, sequentialLatency, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, positiveInt, printTable, sequentialLatency, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { printSoakMinutes, runSoak, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
@@ -43,14 +43,7 @@ const log = (message) => console.log(`[bench] ${message}`);
 // The scrape token the soak reads the app's memory with (/metrics is served in production only behind one).
 const METRICS_TOKEN = randomBytes(24).toString('base64url');
 
-function positiveInt(name, fallback) {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
-const SOAK = soakSettings(positiveInt);
+const SOAK = soakSettings();
 
 const stops = [];
 async function stopAll() {

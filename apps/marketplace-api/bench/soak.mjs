@@ -18,23 +18,14 @@ export const soakSizes = {
   prestataires: Number(process.env.SOAK_PRESTATAIRES ?? 4),
 };
 
-/** A SIRET (14 digits, Luhn key) unique to this run. */
+/** A SIRET unique to this run: 13 digits and their Luhn key (every second digit from the key's left doubled). */
 function siret(n) {
   const body = `73282932${String(n % 100_000).padStart(5, '0')}`;
-  for (let check = 0; check < 10; check++) {
-    const candidate = `${body}${check}`;
-    let sum = 0;
-    for (let i = 0; i < 14; i++) {
-      let d = Number(candidate[13 - i]);
-      if (i % 2 === 1) {
-        d *= 2;
-        if (d > 9) d -= 9;
-      }
-      sum += d;
-    }
-    if (sum % 10 === 0) return candidate;
-  }
-  throw new Error('no SIRET key');
+  const sum = [...body].reverse().reduce((total, digit, i) => {
+    const d = Number(digit) * (i % 2 === 0 ? 2 : 1);
+    return total + (d > 9 ? d - 9 : d);
+  }, 0);
+  return `${body}${(10 - (sum % 10)) % 10}`;
 }
 
 /**
