@@ -34,9 +34,9 @@ import { measureExport, seedStats } from './stats.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const COMMON_SECONDS = Number(process.env.BENCH_COMMON_SECONDS ?? 5);
-const LIFECYCLE_SECONDS = Number(process.env.BENCH_LIFECYCLE_SECONDS ?? 10);
+const SECONDS = positiveInt('BENCH_SECONDS', 10);
+const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
+const LIFECYCLE_SECONDS = positiveInt('BENCH_LIFECYCLE_SECONDS', 10);
 const ONLY = process.env.BENCH_ONLY;
 const VEHICLES = 3;
 const log = (message) => console.log(`[bench] ${message}`);
