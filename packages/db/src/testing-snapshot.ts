@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
@@ -38,7 +38,9 @@ function filesUnder(folder: string): string[] {
 export function snapshotKey(source: SnapshotSource): string {
   const hash = createHash('sha256');
   hash.update(`pglite:${require.resolve('@electric-sql/pglite')}\n`);
-  hash.update(readFileSync(fileURLToPath(new URL('./index.js', import.meta.url))));
+  // The package's migration code, beside this file (index.js when built, index.ts from source).
+  const self = fileURLToPath(import.meta.url);
+  hash.update(readFileSync(join(dirname(self), basename(self).replace('testing-snapshot', 'index'))));
   if (source.migrate) {
     hash.update(`schema:${appSchemaName(source.schema) ?? ''}\nextensions:${[...(source.extensions ?? ['pg_trgm'])].sort().join(',')}\n`);
     for (const name of filesUnder(source.migrationsFolder)) {
@@ -74,7 +76,7 @@ function pruneOldSnapshots(folder: string): void {
  */
 export async function pgliteSnapshot(source: SnapshotSource): Promise<Blob> {
   const folder = snapshotFolder();
-  const path = join(folder, `${appSchemaName(source.schema) ?? 'public'}-${source.migrate ? 'migrated' : 'empty'}-${snapshotKey(source)}.tar`);
+  const path = join(folder, `${source.migrate ? `${appSchemaName(source.schema) ?? 'public'}-migrated` : 'empty'}-${snapshotKey(source)}.tar`);
   try {
     return new Blob([readFileSync(path)]);
   } catch (error) {
