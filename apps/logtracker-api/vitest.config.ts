@@ -7,6 +7,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file gets its own database; two workers match the machine's two cores.
     maxWorkers: 2,
+    // The files share their worker's modules (no test mocks a module or keeps state in one): each
+    // file re-importing the app's module graph, and warming it up anew, cost more than its tests.
+    isolate: false,
     // What a poll waits for (a live tail's frame, an alert) arrives in milliseconds; on a loaded
     // machine (two suites at once on two cores) 1 s, vitest's default, was seen to fall short.
     expect: { poll: { timeout: 5000 } },

@@ -54,6 +54,11 @@ export interface DatabaseOptions<S extends Record<string, unknown>> {
    * plans: planning each of them anew cost more than running them. 0 or absent: `customPlanDb` is `db`.
    */
   customPlanPoolSize?: number;
+  /**
+   * PGlite only: starts from this dump of a data directory (PGlite's `dumpDataDir`) instead of an
+   * empty one, skipping initdb; the tests' databases start from one migrated snapshot this way.
+   */
+  loadDataDir?: Blob;
 }
 
 export interface DatabaseHandle<S extends Record<string, unknown>> {
@@ -428,7 +433,7 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const wanted = options.extensions ?? ['pg_trgm'];
   const extensions = Object.fromEntries(wanted.map((name) => [name, pgliteExtensions[name]]));
-  const client = await PGlite.create(dataDir, { extensions });
+  const client = await PGlite.create(dataDir, { extensions, loadDataDir: options.loadDataDir });
   if (schemaName) await client.exec(`SET search_path TO ${searchPath(schemaName)}`);
   const inFlight = { count: 0 };
   const db = drizzlePglite(counting(client, inFlight), { schema: options.schema }) as unknown as Database<S>;

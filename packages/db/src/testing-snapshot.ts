@@ -1,0 +1,134 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
+import postgres from 'postgres';
+import { appSchemaName, createDatabase, type ExtensionName } from './index.js';
+
+/**
+ * Every test file gets a database of its own; what makes one is the same for all of them (initdb,
+ * then the app's migrations), so it is done once and copied: on PGlite from a dump of a migrated
+ * data directory kept in the system's temporary folder, on PostgreSQL from a template database.
+ * Both are named by a digest of what they are made of (the migrations, the extensions, the
+ * app's schema, this package's migration code, PGlite's build), so a change to any of them
+ * makes a new one and a stale copy is never used.
+ */
+export interface SnapshotSource {
+  schema: Record<string, unknown>;
+  migrationsFolder: string;
+  extensions?: ExtensionName[];
+  /** false: an empty database (no migration run), as a Job would find it. */
+  migrate: boolean;
+}
+
+const require = createRequire(import.meta.url);
+/** Dumps older than this are removed when a new one is written (other branches', old migrations). */
+const SNAPSHOT_MAX_AGE_MS = 3 * 24 * 3600 * 1000;
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(folder, { recursive: true, encoding: 'utf8' })
+    .filter((name) => statSync(join(folder, name)).isFile())
+    .sort();
+}
+
+/** The digest naming a source's snapshot: every input that changes what the migrated database holds. */
+export function snapshotKey(source: SnapshotSource): string {
+  const hash = createHash('sha256');
+  hash.update(`pglite:${require.resolve('@electric-sql/pglite')}\n`);
+  // The package's migration code, beside this file (index.js when built, index.ts from source).
+  const self = fileURLToPath(import.meta.url);
+  hash.update(readFileSync(join(dirname(self), basename(self).replace('testing-snapshot', 'index'))));
+  if (source.migrate) {
+    hash.update(`schema:${appSchemaName(source.schema) ?? ''}\nextensions:${[...(source.extensions ?? ['pg_trgm'])].sort().join(',')}\n`);
+    for (const name of filesUnder(source.migrationsFolder)) {
+      hash.update(`file:${name}\n`);
+      hash.update(readFileSync(join(source.migrationsFolder, name)));
+    }
+  } else {
+    hash.update('empty\n');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+function snapshotFolder(): string {
+  const folder = join(tmpdir(), 'repo-test-snapshots');
+  mkdirSync(folder, { recursive: true });
+  return folder;
+}
+
+function pruneOldSnapshots(folder: string): void {
+  for (const name of readdirSync(folder)) {
+    const path = join(folder, name);
+    try {
+      if (Date.now() - statSync(path).mtimeMs > SNAPSHOT_MAX_AGE_MS) rmSync(path, { force: true });
+    } catch {
+      // Removed meanwhile by another process: nothing to do.
+    }
+  }
+}
+
+/**
+ * The PGlite dump of the source's database, made once per content (by the first test file that asks;
+ * two processes racing both make it, and the last rename wins with the same content).
+ */
+export async function pgliteSnapshot(source: SnapshotSource): Promise<Blob> {
+  const folder = snapshotFolder();
+  const path = join(folder, `${source.migrate ? `${appSchemaName(source.schema) ?? 'public'}-migrated` : 'empty'}-${snapshotKey(source)}.tar`);
+  try {
+    return new Blob([readFileSync(path)]);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const handle = await createDatabase({ ...source, dataDir: 'memory://', migrate: source.migrate });
+  let dump: Blob;
+  try {
+    // drizzle keeps the client it was given; PGlite's own methods dump its files as a tarball.
+    dump = await (handle.db as unknown as { $client: PGlite }).$client.dumpDataDir('none');
+  } finally {
+    await handle.close();
+  }
+  const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+  renameSync(partial, path);
+  pruneOldSnapshots(folder);
+  return dump;
+}
+
+const TEMPLATE_LOCK = "select pg_advisory_lock(hashtext('repo-test-template'))";
+const TEMPLATE_UNLOCK = "select pg_advisory_unlock(hashtext('repo-test-template'))";
+
+/**
+ * The name of a migrated template database on the server for the source, made once per content
+ * under an advisory lock (the first test file makes it, the others wait for it). Nothing connects
+ * to it afterwards, so `CREATE DATABASE … TEMPLATE` copies it for each file, in parallel.
+ */
+export async function postgresTemplate(serverUrl: string, source: SnapshotSource): Promise<string> {
+  const name = `template_${appSchemaName(source.schema) ?? 'public'}_${source.migrate ? 'migrated' : 'empty'}_${snapshotKey(source)}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    const found = await admin`select 1 from pg_database where datname = ${name}`;
+    if (found.length > 0) return name;
+    await admin.unsafe(TEMPLATE_LOCK);
+    try {
+      const again = await admin`select 1 from pg_database where datname = ${name}`;
+      if (again.length > 0) return name;
+      const building = `${name}_building`;
+      await admin.unsafe(`drop database if exists "${building}" with (force)`);
+      await admin.unsafe(`create database "${building}"`);
+      const url = new URL(serverUrl);
+      url.pathname = `/${building}`;
+      const handle = await createDatabase({ ...source, url: url.toString(), poolSize: 1, migrate: source.migrate });
+      await handle.close();
+      // Renamed only once complete: a name that exists is a finished template.
+      await admin.unsafe(`alter database "${building}" rename to "${name}"`);
+      return name;
+    } finally {
+      await admin.unsafe(TEMPLATE_UNLOCK);
+    }
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,74 @@
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../src/testing.js';
+import { postgresTemplate, snapshotKey } from '../src/testing-snapshot.js';
+import { INIT_SQL, initMigrations, schema, vehicles, writeMigrations } from './fixtures.js';
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+
+describe('the migrated copy the test databases start from', () => {
+  it('is named by the migrations’ content, not by their folder, and changes with any of them', () => {
+    const key = snapshotKey({ schema, migrationsFolder: initMigrations(), migrate: true });
+    expect(snapshotKey({ schema, migrationsFolder: initMigrations(), migrate: true })).toBe(key);
+    const changed = writeMigrations([{ tag: '0000_init', sql: `${INIT_SQL}--> statement-breakpoint\nCREATE INDEX "vehicles_plate" ON "vehicles" ("plate");` }]);
+    expect(snapshotKey({ schema, migrationsFolder: changed, migrate: true })).not.toBe(key);
+    const more = writeMigrations([{ tag: '0000_init', sql: INIT_SQL }, { tag: '0001_note', sql: 'ALTER TABLE "service_logs" ADD COLUMN "at" timestamptz;' }]);
+    expect(snapshotKey({ schema, migrationsFolder: more, migrate: true })).not.toBe(key);
+    expect(snapshotKey({ schema, migrationsFolder: initMigrations(), extensions: ['pg_trgm', 'cube'], migrate: true })).not.toBe(key);
+    expect(snapshotKey({ schema, migrationsFolder: initMigrations(), migrate: false })).not.toBe(key);
+  });
+
+  it('gives each database its own copy: migrated, and what one writes the other never sees', { timeout: 60_000 }, async () => {
+    const migrationsFolder = initMigrations();
+    const first = await createTestDatabase({ schema, migrationsFolder });
+    const second = await createTestDatabase({ schema, migrationsFolder });
+    try {
+      await first.db.insert(vehicles).values({ name: 'Clio', plate: 'AB-123-CD' });
+      expect(await first.db.select({ plate: vehicles.plate }).from(vehicles)).toEqual([{ plate: 'AB-123-CD' }]);
+      expect(await second.db.select().from(vehicles)).toEqual([]);
+      // The same plate again in the second: the unique constraint came with the copy, the row did not.
+      await second.db.insert(vehicles).values({ name: 'Clio', plate: 'AB-123-CD' });
+      await expect(second.db.insert(vehicles).values({ name: 'Zoe', plate: 'AB-123-CD' })).rejects.toThrow();
+    } finally {
+      await first.destroy();
+      await second.destroy();
+    }
+    const third = await createTestDatabase({ schema, migrationsFolder });
+    try {
+      expect(await third.db.select().from(vehicles)).toEqual([]);
+    } finally {
+      await third.destroy();
+    }
+  });
+
+  it('is an empty database when no migration is asked for', { timeout: 60_000 }, async () => {
+    const empty = await createTestDatabase({ schema, migrationsFolder: initMigrations(), migrate: false });
+    try {
+      await expect(empty.db.select().from(vehicles)).rejects.toThrow();
+      await empty.migrate();
+      expect(await empty.db.select().from(vehicles)).toEqual([]);
+    } finally {
+      await empty.destroy();
+    }
+  });
+
+  it.skipIf(!serverUrl)('is one template database on the server, made once however many files ask at the same time', { timeout: 60_000 }, async () => {
+    const url = serverUrl as string;
+    const migrationsFolder = writeMigrations([{ tag: '0000_init', sql: `${INIT_SQL}--> statement-breakpoint\nCOMMENT ON TABLE "vehicles" IS '${Date.now()}';` }]);
+    const source = { schema, migrationsFolder, migrate: true };
+    const names = await Promise.all([postgresTemplate(url, source), postgresTemplate(url, source), postgresTemplate(url, source)]);
+    expect(new Set(names).size).toBe(1);
+    const databases = await Promise.all([createTestDatabase({ ...source, serverUrl: url }), createTestDatabase({ ...source, serverUrl: url })]);
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      expect(await admin`select datname from pg_database where datname like ${`${names[0]}%`}`).toEqual([{ datname: names[0] }]);
+      const [a, b] = databases as [(typeof databases)[0], (typeof databases)[0]];
+      await a.db.insert(vehicles).values({ name: 'Clio', plate: 'AB-123-CD' });
+      expect(await b.db.select().from(vehicles)).toEqual([]);
+    } finally {
+      await Promise.all(databases.map((database) => database.destroy()));
+      await admin.unsafe(`drop database if exists "${names[0]}"`);
+      await admin.end({ timeout: 5 });
+    }
+  });
+});
