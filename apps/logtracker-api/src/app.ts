@@ -1,5 +1,5 @@
 import websocket from '@fastify/websocket';
-import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
 import { createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
 import { createServer, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -48,6 +48,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     logger: overrides.logger,
   });
 
+  setPasswordHashCost(config.auth.passwordHashCost);
   const database = overrides.database ?? (await openDatabase(config));
   if (!overrides.database) app.addHook('onClose', () => database.close());
   // Prometheus metrics (/metrics, or METRICS_PORT): before the routes, whose latency it times.

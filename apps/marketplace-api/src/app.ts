@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
-import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, type LoginThrottle } from '@repo/auth';
+import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
 import { createDatabase, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
@@ -51,6 +51,7 @@ export function openDatabase(config: Readonly<Config>, options: { migrate?: bool
 export async function buildApp(config: Readonly<Config>, overrides: AppOverrides = {}) {
   const app = createServer({ logLevel: config.logLevel, trustProxy: config.trustProxy, logger: overrides.logger });
 
+  setPasswordHashCost(config.auth.passwordHashCost);
   const database = overrides.database ?? (await openDatabase(config));
   const { db } = database;
   // Prometheus metrics (/metrics, or METRICS_PORT): before the routes, whose latency it times.

@@ -21,7 +21,8 @@ export type TestApp = SharedTestApp<FastifyInstance, Schema, Config>;
 export function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
   return startTestApp({
     database: { schema, migrationsFolder, extensions },
-    config: () => loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DATA_DIR: 'memory://', ...env }),
+    // Thousands of accounts: hashes of the lowest cost (the configuration refuses it in production).
+    config: () => loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', DATA_DIR: 'memory://', PASSWORD_HASH_COST: 'low', ...env }),
     build: (config, database) => buildApp(config, { ...overrides, database }),
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyAgainstDecoy, verifyPassword } from '../src/index.js';
+import { hashPassword, setPasswordHashCost, verifyAgainstDecoy, verifyPassword } from '../src/index.js';
 
 describe('hashPassword / verifyPassword', () => {
   it('hashes with argon2id in the PHC string format', async () => {
@@ -7,6 +7,21 @@ describe('hashPassword / verifyPassword', () => {
     expect(hashed.startsWith('$argon2id$')).toBe(true);
     expect(hashed).toMatch(/^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/);
     expect(hashed).not.toContain('correct horse');
+  });
+
+  it('hashes at the recommended cost by default, and at the lowest when set low; each hash verifies whatever the current cost', async () => {
+    const standard = await hashPassword('cost-check');
+    expect(standard).toMatch(/\$m=19456,t=2,/);
+    setPasswordHashCost('low');
+    try {
+      const low = await hashPassword('cost-check');
+      expect(low).toMatch(/\$m=1024,t=1,/);
+      expect(await verifyPassword(standard, 'cost-check')).toBe(true);
+      expect(await verifyPassword(low, 'cost-check')).toBe(true);
+      expect(await verifyPassword(low, 'wrong')).toBe(false);
+    } finally {
+      setPasswordHashCost('standard');
+    }
   });
 
   it('salts every hash', async () => {

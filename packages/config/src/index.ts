@@ -62,6 +62,8 @@ export const commonEnvShape = {
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   TOKEN_TTL_DAYS: env.positiveInt(30),
+  // The cost of new password hashes: `low` only where nothing real is protected (the test suite); refused in production.
+  PASSWORD_HASH_COST: z.enum(['standard', 'low']).default('standard'),
   TRUST_PROXY: bool.default(false),
   /** The browsable documentation and the OpenAPI document at /docs; on unless switched off. */
   DOCS_ENABLED: bool.default(true),
@@ -77,7 +79,7 @@ export interface CommonConfig {
   database: { url?: string; dataDir: string; poolSize: number };
   cors: { origins: string[] };
   rateLimit: { authenticated: number; public: number; store: 'memory' | 'postgres' | 'redis'; redisUrl?: string };
-  auth: { jwtSecret: string; tokenTtlDays: number };
+  auth: { jwtSecret: string; tokenTtlDays: number; passwordHashCost: 'standard' | 'low' };
   trustProxy: boolean;
   docsEnabled: boolean;
   metrics: MetricsConfig;
@@ -98,6 +100,9 @@ export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; po
   if (rateLimitStore === 'redis' && !parsed.REDIS_URL) {
     throw new ConfigError('Invalid configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis');
   }
+  if (production && parsed.PASSWORD_HASH_COST !== 'standard') {
+    throw new ConfigError('Invalid configuration:\n  PASSWORD_HASH_COST: must be standard in production');
+  }
   if (rateLimitStore === 'postgres' && !parsed.DATABASE_URL) {
     throw new ConfigError('Invalid configuration:\n  DATABASE_URL: required when RATE_LIMIT_STORE=postgres');
   }
@@ -117,6 +122,7 @@ export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; po
     auth: {
       jwtSecret: resolveSecret({ name: 'JWT_SECRET', value: parsed.JWT_SECRET, dataDir, production }),
       tokenTtlDays: parsed.TOKEN_TTL_DAYS,
+      passwordHashCost: parsed.PASSWORD_HASH_COST,
     },
     trustProxy: parsed.TRUST_PROXY,
     docsEnabled: parsed.DOCS_ENABLED,

@@ -56,6 +56,18 @@ describe('buildCommonConfig', () => {
     ).toThrow(/JWT_SECRET: required in production/);
   });
 
+  it('hashes passwords at the standard cost unless told otherwise, and never at a lower one in production', () => {
+    expect(buildCommonConfig(parseEnv(schema, { DATA_DIR: 'memory://' }), { appName: 'x', port: 1 }).auth.passwordHashCost).toBe('standard');
+    const low = parseEnv(schema, { PASSWORD_HASH_COST: 'low', DATA_DIR: 'memory://' });
+    expect(buildCommonConfig(low, { appName: 'x', port: 1 }).auth.passwordHashCost).toBe('low');
+    expect(() =>
+      buildCommonConfig(
+        parseEnv(schema, { NODE_ENV: 'production', JWT_SECRET: 'a'.repeat(40), PASSWORD_HASH_COST: 'low', DATA_DIR: 'memory://' }),
+        { appName: 'x', port: 1 },
+      ),
+    ).toThrow(/PASSWORD_HASH_COST: must be standard in production/);
+  });
+
   it('requires REDIS_URL for the redis rate-limit store', () => {
     expect(() =>
       buildCommonConfig(parseEnv(schema, { RATE_LIMIT_STORE: 'redis', DATA_DIR: 'memory://' }), { appName: 'x', port: 1 }),
