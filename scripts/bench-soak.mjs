@@ -90,6 +90,17 @@ function thirds(samples, seconds, field) {
  * options)` (timed and counted like autocannon's requests; it throws on a non-2xx answer, which ends
  * that flow). Answers the table rows (per minute, then the verdicts) and `ok`.
  */
+/**
+ * The soak of one app started by a bench (`{ base, pid }`), its /metrics read with `metricsToken`:
+ * runs it, prints the table per minute under `title` and logs each figure; answers runSoak's result.
+ */
+export async function soakApp({ app, metricsToken, title, cases, flows, log, printTable }) {
+  const soak = await runSoak({ base: app.base, pid: app.pid, metrics: { url: `${app.base}/metrics`, token: metricsToken }, settings: soakSettings(), cases, flows });
+  printSoakMinutes(printTable, title, soak);
+  for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
+  return soak;
+}
+
 export async function runSoak({ base, pid, metrics, settings, cases, flows = [] }) {
   const { seconds, rate, connections, flowRate } = settings;
   const started = performance.now();

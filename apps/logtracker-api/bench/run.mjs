@@ -43,7 +43,7 @@ import {
   seededRandom,
 } from './dataset.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
-import { printSoakMinutes, runSoak, soakSettings } from '../../../scripts/bench-soak.mjs';
+import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
@@ -830,15 +830,8 @@ async function measureSoak(rows, { app, token, projectId, ingestKey }) {
     { label: 'GET health', weight: 5, method: 'GET', path: () => '/api/health' },
   ];
   log(`soak: ${SOAK.seconds} s at ${SOAK.rate} requests/s over ${SOAK.connections} connections: ${cases.map((c) => `${c.label} ${c.weight} %`).join(', ')}`);
-  const soak = await runSoak({
-    base: app.base,
-    pid: app.pid,
-    metrics: { url: `${app.base}/metrics`, token: METRICS_TOKEN },
-    settings: SOAK,
-    cases,
-  });
-  printSoakMinutes(printTable, `Log tracker soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s asked; memory: the minute's samples)`, soak);
-  for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
+  const title = `Log tracker soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s asked; memory: the minute's samples)`;
+  const soak = await soakApp({ app, metricsToken: METRICS_TOKEN, title, cases, log, printTable });
   rows.push(...soak.rows);
   return soak.ok;
 }

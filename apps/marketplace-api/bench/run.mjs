@@ -27,7 +27,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchAppEnv, load, measureCommonPath, positiveInt, printTable, sequentialLatency, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
-import { printSoakMinutes, runSoak, soakSettings } from '../../../scripts/bench-soak.mjs';
+import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
 import { setupSoak, soakCases, soakFlow, soakSizes } from './soak.mjs';
 import { measureExport, seedStats } from './stats.mjs';
@@ -226,16 +226,8 @@ async function soakFigures(app, databaseUrl, rows) {
   const accounts = await setupSoak((method, path, options) => call(app.base, method, path, options), databaseUrl);
   const cases = soakCases(accounts);
   log(`soak: ${SOAK.seconds} s at ${SOAK.rate} requests/s over ${SOAK.connections} connections and ${SOAK.flowRate} write flows/s; reads: ${cases.map((c) => `${c.label} ${c.weight} %`).join(', ')}`);
-  const soak = await runSoak({
-    base: app.base,
-    pid: app.pid,
-    metrics: { url: `${app.base}/metrics`, token: METRICS_TOKEN },
-    settings: SOAK,
-    cases,
-    flows: [soakFlow(accounts)],
-  });
-  printSoakMinutes(printTable, `Marketplace soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s and ${SOAK.flowRate} write flows/s asked; memory: the minute's samples)`, soak);
-  for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
+  const title = `Marketplace soak — per minute (${SOAK.seconds} s, ${SOAK.rate} requests/s and ${SOAK.flowRate} write flows/s asked; memory: the minute's samples)`;
+  const soak = await soakApp({ app, metricsToken: METRICS_TOKEN, title, cases, flows: [soakFlow(accounts)], log, printTable });
   rows.push(...soak.rows);
   return soak.ok;
 }
