@@ -161,8 +161,10 @@ function maskIdPieces(token: string): string {
 }
 
 /** A token's shape in a list: its masks with their sign (`blk_-<*>` and `blk_<*>` are one shape). */
-const listShape = (token: string) => token.replaceAll(`-${WILDCARD}`, WILDCARD);
-const sameInList = (a: string, b: string) => a === b || (a.includes(WILDCARD) && b.includes(WILDCARD) && listShape(a) === listShape(b));
+const SIGNED_MASK = `-${WILDCARD}`;
+const listShape = (token: string) => token.replaceAll(SIGNED_MASK, WILDCARD);
+// Tokens that differ can share a shape only through a signed mask.
+const sameInList = (a: string, b: string) => a === b || ((a.includes(SIGNED_MASK) || b.includes(SIGNED_MASK)) && listShape(a) === listShape(b));
 /** The longest repeating group of a list that collapses (`node-<*> <*> <ok>` is three). */
 const LIST_PERIOD = 3;
 
