@@ -160,10 +160,10 @@ function maskIdPieces(token: string): string {
   return changed ? parts.join('') : token;
 }
 
-/** A token's shape in a list: its masks with their sign (`blk_-<*>` and `blk_<*>` are one shape). */
 const SIGNED_MASK = `-${WILDCARD}`;
+/** A token's shape in a list: its masks without their sign (`blk_-<*>` and `blk_<*>` are one shape). */
 const listShape = (token: string) => token.replaceAll(SIGNED_MASK, WILDCARD);
-// Tokens that differ can share a shape only through a signed mask.
+/** Whether two tokens have one shape in a list; tokens that differ can share one only through a signed mask. */
 const sameInList = (a: string, b: string) => a === b || ((a.includes(SIGNED_MASK) || b.includes(SIGNED_MASK)) && listShape(a) === listShape(b));
 /** The longest repeating group of a list that collapses (`node-<*> <*> <ok>` is three). */
 const LIST_PERIOD = 3;
@@ -253,7 +253,7 @@ const GLUED_MASK = /[A-Za-z][-_.#]?<\*>|<\*>[-_.#]?[A-Za-z]/;
 /** A qualified name (`com.example.app.Main`, `system.call.count`): a value, as class and package names are. */
 const QUALIFIED_NAME = /[A-Za-z_$][\w$]*\.[A-Za-z_$][\w$]*\.[A-Za-z_$]/;
 /**
- * * A qualified name ending in a constant (`android.intent.action.SCREEN_ON`) names one
+ * A qualified name ending in a constant (`android.intent.action.SCREEN_ON`) names one
  * thing of a fixed set, as a word does: `SCREEN_ON` and `SCREEN_OFF` are two events until more show up.
  */
 const NAMED_CONSTANT = /\.[A-Z][A-Z_]{2,}[,;:)]*$/;
