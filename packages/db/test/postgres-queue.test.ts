@@ -32,14 +32,18 @@ describe("postgres.js's connection queues (patched)", () => {
     // A million moves through a queue that always holds ten connections.
     for (let i = 0; i < 1_000_000; i++) queue.push(queue.shift() as { id: number });
     expect(queue.length).toBe(10);
+    // Only the queue is timed: the checks of what each remove answered come after.
+    let missed = 0;
     const started = performance.now();
     for (let i = 0; i < 10_000; i++) {
       const item = items[i % 10] as { id: number };
-      expect(queue.remove(item)).toBe(item);
+      if (queue.remove(item) !== item) missed++;
       queue.push(item);
     }
+    const elapsed = performance.now() - started;
+    expect(missed).toBe(0);
     // Unpatched, each remove scans the million slots used so far: seconds for these 10 000.
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(elapsed).toBeLessThan(500);
     expect(queue.length).toBe(10);
     expect(new Set(Array.from({ length: 10 }, () => queue.shift()?.id))).toEqual(new Set(items.map((x) => x.id)));
   });
