@@ -1,6 +1,6 @@
 import { asc, eq, ilike } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { arrayLiteral, escapeLike, executeCount, queryRows, sql, withTransaction, type DbOrTx } from '../src/index.js';
+import { arrayLiteral, copyLines, copyRows, copyText, escapeLike, executeCount, queryRows, sql, sqlState, withTransaction, type DbOrTx } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 
@@ -338,5 +338,40 @@ describe('executeCount', () => {
     expect(await executeCount(handle.db, sql`update ${vehicles} set name = name || '!' where plate <> 'C-1'`)).toBe(2);
     expect(await executeCount(handle.db, sql`insert into ${vehicles} (name, plate) select 'D', 'D-1' where false`)).toBe(0);
     expect(await executeCount(handle.db, sql`delete from ${vehicles}`)).toBe(3);
+  });
+});
+
+describe('copyRows', () => {
+  const plates = async () => (await handle.db.select({ plate: vehicles.plate }).from(vehicles).orderBy(asc(vehicles.id))).map((r) => r.plate);
+
+  it('appends rows with COPY on PostgreSQL, text escaped as COPY reads it; answers false elsewhere', async () => {
+    const odd = ['tab\there', 'line\nbreak', 'back\\slash', 'cr\rreturn', String.raw`\N`];
+    const copied = await copyRows(handle.db, 'vehicles', ['name', 'plate'], odd.map((name, i) => [name, `P-${i}`]));
+    expect(copyLines([[1, null, 'a\tb']])).toBe('1\t\\N\ta\\tb\n');
+    expect(copied).toBe(handle.driver === 'postgres');
+    expect(await names()).toEqual(copied ? odd : []);
+  });
+
+  it('is all or nothing: a duplicate fails the COPY with its error, and the pool goes on', async () => {
+    if (handle.driver !== 'postgres') return;
+    await handle.db.insert(vehicles).values({ name: 'first', plate: 'DUP-1' });
+    const failed = copyRows(handle.db, 'vehicles', ['name', 'plate'], [['a', 'NEW-1'], ['b', 'DUP-1']]);
+    await expect(failed).rejects.toSatisfy((error) => sqlState(error) === '23505');
+    expect(await plates()).toEqual(['DUP-1']);
+    // Other queries run meanwhile on the pool and do not land amid a COPY's data.
+    const rows = Array.from({ length: 5_000 }, (_, i) => [`car ${i}`, `C-${i}`]);
+    const [copied, counts] = await Promise.all([
+      copyText(handle.db, 'vehicles', ['name', 'plate'], copyLines(rows)),
+      Promise.all(Array.from({ length: 20 }, () => queryRows(handle.db, sql`select count(*) from ${vehicles}`))),
+    ]);
+    expect(copied).toBe(true);
+    expect(counts).toHaveLength(20);
+    expect((await plates()).length).toBe(5_001);
+  });
+
+  it('answers false inside a transaction, which writes with INSERT instead', async () => {
+    const answered = await withTransaction(handle.db, (tx) => copyRows(tx, 'vehicles', ['name', 'plate'], [['x', 'TX-1']]));
+    expect(answered).toBe(false);
+    expect(await plates()).toEqual([]);
   });
 });
