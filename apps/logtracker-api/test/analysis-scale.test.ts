@@ -51,7 +51,7 @@ describe('analysis at scale', () => {
           headers: owner.headers,
           payload: { level: 'info', message: 'heartbeat during analysis' },
         });
-        expect(response.statusCode).toBe(201);
+        expect(response.statusCode, response.body).toBe(201);
         latencies.push(performance.now() - started);
         await new Promise((r) => setTimeout(r, 50));
       }

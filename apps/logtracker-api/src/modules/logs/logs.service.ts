@@ -6,7 +6,7 @@ import type { IngestPrincipal } from '../ingest-keys/ingest-keys.service.js';
 import type { ProjectAccess } from '../projects/projects.service.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
 import type { IngestMetrics } from './logs.metrics.js';
-import { patternsOfLogs } from '../patterns/patterns.repository.js';
+import { patternOfLog, patternsOfLogs } from '../patterns/patterns.repository.js';
 import { listLogs } from './logs.list.repository.js';
 import * as repo from './logs.repository.js';
 import { BatchText } from './batch-text.js';
@@ -143,8 +143,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
     async get(actor: Actor, logId: number) {
       const log = await repo.findLogForMember(db, logId, actor.userId);
       if (!log) throw AppError.notFound('Log');
-      const tags = await patternsOfLogs(db, log.projectId, [log]);
-      return { ...log, patternId: tags.get(log.id) ?? null };
+      return { ...log, patternId: (await patternOfLog(db, log)) ?? null };
     },
   };
 }

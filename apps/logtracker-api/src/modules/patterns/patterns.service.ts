@@ -5,6 +5,7 @@ import { TemplateMiner } from './drain.js';
 import * as repo from './patterns.repository.js';
 
 const PAGE = 5_000;
+const WRITERS = 2;
 
 function templateOf(miner: TemplateMiner, clusterId: number): string {
   return miner.template(clusterId) ?? '';
@@ -20,8 +21,8 @@ export type MinedLogObserver = (ts: string, level: LogLevel, patternId: number) 
 /**
  * Mines the templates of a project's logs in a range and tags every log of the range with its
  * pattern. Work goes a page at a time: while a page is mined, the next one is read and the tags of
- * the one before are written, with a yield between pages so ingestion keeps flowing while a large
- * range is mined; runs of one project are serialised. An observer sees each log of the range with
+ * the two before are written (on PostgreSQL, on two connections), with a yield between pages so
+ * ingestion keeps flowing while a large range is mined; runs of one project are serialised. An observer sees each log of the range with
  * its pattern as the run goes; patterns merged at the end of the run are answered in `merged`
  * (pattern id → the pattern that absorbed it).
  */
@@ -57,7 +58,8 @@ export function createPatternMiningService(deps: { db: DbTx }) {
     };
 
     let mined = 0;
-    let writing: Promise<void> = Promise.resolve();
+    // Tag writes in flight, oldest first: on PostgreSQL two run at once, on two connections.
+    const writing: Promise<void>[] = [];
     let next = repo.logsToMine(db, projectId, from, to, undefined, PAGE);
     for (;;) {
       const window = await next;
@@ -69,39 +71,42 @@ export function createPatternMiningService(deps: { db: DbTx }) {
         next.catch(() => undefined);
       }
       const page: repo.UnminedLog[] = [];
-      for (const row of window) {
-        if (row.message === null) observe?.(row.ts, row.level, row.pattern_id);
-        else page.push(row);
-      }
-      const clusterIds = page.map((row) => miner.assign(row.message));
+      const clusterIds: number[] = [];
       const fresh = new Set<number>();
-      for (let i = 0; i < page.length; i++) {
-        const clusterId = miner.resolve(clusterIds[i] as number);
-        clusterIds[i] = clusterId;
+      for (const row of window) {
+        if (row.message === null) {
+          observe?.(row.ts, row.level, row.pattern_id);
+          continue;
+        }
+        const clusterId = miner.resolve(miner.assign(row.message));
+        page.push(row);
+        clusterIds.push(clusterId);
         touched.add(clusterId);
         if (!patternOf.has(clusterId)) fresh.add(clusterId);
-        const row = page[i] as repo.UnminedLog;
         const seen = latest.get(clusterId);
         if (!seen || seen.ts < row.ts) latest.set(clusterId, { ts: row.ts, message: row.message.slice(0, 2_000) });
       }
-      await writing;
+      while (writing.length >= WRITERS) await writing.shift();
       if (fresh.size > 0) {
         const ids = await repo.upsertPatterns(db, projectId, [...fresh].map((clusterId) => clusterInfo(miner, clusterId, latest)));
         for (const [clusterId, id] of ids) patternOf.set(clusterId, id);
       }
-      const tags = page.map((log, i) => {
+      const tags: repo.PatternTag[] = new Array(page.length);
+      for (let i = 0; i < page.length; i++) {
+        const log = page[i] as repo.UnminedLog;
         const patternId = patternOf.get(clusterIds[i] as number) as number;
         observe?.(log.ts, log.level, patternId);
-        return { log, patternId };
-      });
-      writing = repo.tagLogs(db, projectId, tags).then(count);
-      // Awaited before the next write; until then a failure must not count as unhandled.
-      writing.catch(() => undefined);
+        tags[i] = { log, patternId };
+      }
+      const write = repo.tagLogs(db, projectId, tags).then(count);
+      // Awaited before a later write; until then a failure must not count as unhandled.
+      write.catch(() => undefined);
+      writing.push(write);
       mined += page.length;
       if (window.length < PAGE) break;
       await yieldToEventLoop();
     }
-    await writing;
+    for (const write of writing) await write;
 
     // Clusters merge as mining goes on: a pattern whose cluster was absorbed hands its logs and
     // counts to the survivor's; templates widened since a pattern was created are written back.
