@@ -1,8 +1,21 @@
-import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+import { withoutTestDatabase } from '@repo/db/testing-files';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // These never open the test database (pure functions, the miner, the migrate CLI over a PGlite
+    // data directory of its own): the pass on PostgreSQL (TEST_DATABASE_ONLY=1) leaves them out.
+    exclude: [
+      ...configDefaults.exclude,
+      ...withoutTestDatabase(fileURLToPath(new URL('.', import.meta.url)), [
+        'test/drain.test.ts',
+        'test/analysis-tally.test.ts',
+        'test/patterns-loghub.test.ts',
+        'test/migrate-cli.test.ts',
+      ]),
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Each file gets its own database. On PGlite the database runs in the worker: two workers match

@@ -5,8 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase, queryRows, sql, type DatabaseHandle } from '../src/index.js';
 import { INIT_SQL, initMigrations, schema, vehicles, writeMigrations } from './fixtures.js';
 
-// createDatabase without a URL: the embedded PGlite, in memory or in a data directory. These run
-// whatever TEST_DATABASE_URL says, since PGlite is what development and the default tests use.
+// createDatabase without a URL: the embedded PGlite, in memory or in a data directory, whichever
+// server the other files test against (PGlite is what development and the default tests use); the
+// pass on PostgreSQL leaves this file out (vitest.config.ts).
 // Each PGlite takes a second or two to start, so every test here opens as few as it can.
 const opened: DatabaseHandle<typeof schema>[] = [];
 const dirs: string[] = [];

@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { withoutTestDatabase } from './src/testing-files.js';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // These never open the test database (PGlite itself, pure functions, the CLI over a PGlite
+    // data directory): the pass on PostgreSQL leaves them out.
+    exclude: [
+      ...configDefaults.exclude,
+      ...withoutTestDatabase(fileURLToPath(new URL('.', import.meta.url)), [
+        'test/pglite.test.ts',
+        'test/escape-like.test.ts',
+        'test/postgres-queue.test.ts',
+        'test/migrate-cli.test.ts',
+      ]),
+    ],
+  },
+});
