@@ -59,6 +59,11 @@ export interface DatabaseOptions<S extends Record<string, unknown>> {
    * empty one, skipping initdb; the tests' databases start from one migrated snapshot this way.
    */
   loadDataDir?: Blob;
+  /**
+   * PGlite only: an instance already open (as `openPglite` makes), which the handle uses and leaves
+   * open when it closes; the tests reuse one instance across files this way (@repo/db/testing).
+   */
+  pglite?: PGlite;
 }
 
 export interface DatabaseHandle<S extends Record<string, unknown>> {
@@ -429,13 +434,11 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
     };
   }
 
-  const dataDir = options.dataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const wanted = options.extensions ?? ['pg_trgm'];
-  const extensions = Object.fromEntries(wanted.map((name) => [name, pgliteExtensions[name]]));
-  const client = await PGlite.create(dataDir, { extensions, loadDataDir: options.loadDataDir });
+  const client = options.pglite ?? (await openPglite(options.dataDir ?? 'memory://', options.extensions, options.loadDataDir));
   if (schemaName) await client.exec(`SET search_path TO ${searchPath(schemaName)}`);
-  const inFlight = { count: 0 };
+  const inFlight = { count: 0, closed: false };
+  // What the handle listens to, so that closing it stops listening on an instance that stays open.
+  const listening = new Set<() => Promise<void>>();
   const db = drizzlePglite(counting(client, inFlight), { schema: options.schema }) as unknown as Database<S>;
   return {
     db,
@@ -456,20 +459,36 @@ async function connect<S extends Record<string, unknown>>(options: DatabaseOptio
     schemaStatus: () => schemaStatus(db, options.migrationsFolder, schemaName),
     listen: async (channel, onPayload, onListen) => {
       const unlisten = await client.listen(channel, onPayload);
+      const stop = async () => {
+        if (listening.delete(stop)) await unlisten();
+      };
+      listening.add(stop);
       onListen?.();
-      return () => unlisten();
+      return stop;
     },
     poolStats: () => [{ pool: 'main', size: null, inFlight: inFlight.count }],
     exclusive: (_name, work) => work(),
-    close: () => client.close(),
+    close: async () => {
+      if (!options.pglite) return client.close();
+      // An instance it was given stays open: the handle stops listening and takes no more statements.
+      inFlight.closed = true;
+      for (const stop of [...listening]) await stop();
+    },
   };
+}
+
+/** A PGlite instance with the extensions the apps' migrations create, from a data directory or a dump of one. */
+export async function openPglite(dataDir: string, wanted: readonly ExtensionName[] = ['pg_trgm'], loadDataDir?: Blob): Promise<PGlite> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const extensions = Object.fromEntries(wanted.map((name) => [name, pgliteExtensions[name]]));
+  return PGlite.create(dataDir, { extensions, loadDataDir });
 }
 
 /**
  * PGlite with its statements and transactions counted while they run. Methods are called on the
  * client itself: PGlite keeps private fields a proxy's `this` could not reach.
  */
-function counting(client: PGlite, inFlight: { count: number }): PGlite {
+function counting(client: PGlite, inFlight: { count: number; closed: boolean }): PGlite {
   const counted = new Set<PropertyKey>(['query', 'exec', 'transaction']);
   return new Proxy(client, {
     get(target, property) {
@@ -477,6 +496,8 @@ function counting(client: PGlite, inFlight: { count: number }): PGlite {
       if (typeof value !== 'function') return value;
       if (!counted.has(property)) return (value as (...args: unknown[]) => unknown).bind(target);
       return async (...args: unknown[]) => {
+        // A closed handle over an instance that stays open: as PGlite answers once closed.
+        if (inFlight.closed) throw new Error('PGlite is closed');
         inFlight.count += 1;
         try {
           return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { createDatabase, type DatabaseHandle, type ExtensionName } from './index.js';
-import { pgliteSnapshot, postgresTemplate } from './testing-snapshot.js';
+import { givePglite, takePglite } from './testing-pglite-pool.js';
+import { pgliteSnapshot, postgresTemplate, snapshotKey } from './testing-snapshot.js';
 
 export interface TestDatabaseOptions<S extends Record<string, unknown>> {
   schema: S;
@@ -37,10 +38,19 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
   const migrate = options.migrate !== false;
   if (!serverUrl) {
     // A copy of one migrated (or empty) data directory, dumped once: initdb and the migrations
-    // cost seconds per file on PGlite, loading the dump about one.
-    const loadDataDir = await pgliteSnapshot({ ...options, migrate });
-    const handle = await createDatabase({ ...options, dataDir: 'memory://', migrate: false, loadDataDir });
-    return { ...handle, destroy: () => handle.close() };
+    // cost seconds per file on PGlite, loading the dump about one; an instance an earlier file of
+    // the worker gave back, put back as the dump left it, costs a few dozen milliseconds.
+    const source = { ...options, migrate };
+    // The instance's extensions are loaded when it starts: instances are kept per dump and extensions.
+    const key = `${snapshotKey(source)}:${[...(options.extensions ?? [])].sort().join(',')}`;
+    const pglite = await takePglite(key, options.extensions, () => pgliteSnapshot(source));
+    const handle = await createDatabase({ ...options, dataDir: 'memory://', migrate: false, pglite });
+    let destroyed: Promise<void> | undefined;
+    return {
+      ...handle,
+      // Closing the handle leaves the instance open; destroying it gives the instance back (once).
+      destroy: () => (destroyed ??= handle.close().then(() => givePglite(key, pglite))),
+    };
   }
 
   // A copy of a template database migrated once on the server (an empty database is template1's copy).

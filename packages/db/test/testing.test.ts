@@ -34,6 +34,43 @@ describe('createTestDatabase', { timeout: 60_000 }, () => {
   });
 });
 
+describe('PGlite instances across test files', { timeout: 60_000 }, () => {
+  const started = async (handle: { db: Parameters<typeof queryRows>[0] }) =>
+    String((await queryRows<{ at: string }>(handle.db, sql`select pg_postmaster_start_time()::text as at`))[0]?.at);
+
+  it('come back as the dump left them: rows emptied, the migrations\' rows and the sequences as they were', async () => {
+    vi.stubEnv('TEST_DATABASE_URL', '');
+    const first = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+    const instance = await started(first);
+    await first.db.insert(vehicles).values([{ name: 'Clio', plate: 'AA-1' }, { name: 'Zoe', plate: 'AA-2' }]);
+    await queryRows(first.db, sql`select set_config('statement_timeout', '1234', false)`);
+    await first.destroy();
+    // Closed: as a closed PGlite answers, though the instance lives on.
+    expect((await first.ping()).ok).toBe(false);
+
+    const second = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+    try {
+      expect(await started(second)).toBe(instance);
+      expect(await second.db.select().from(vehicles)).toEqual([]);
+      expect(await queryRows(second.db, sql`select id from drizzle.__drizzle_migrations`)).toHaveLength(1);
+      const [car] = await second.db.insert(vehicles).values({ name: 'Clio', plate: 'AA-1' }).returning();
+      expect(car?.id).toBe(1);
+      expect(await queryRows(second.db, sql`select current_setting('statement_timeout') as t`)).toEqual([{ t: '0' }]);
+      // A test that changes the catalog: this instance is not given out again.
+      await second.db.execute(sql`create table scratch (id int)`);
+    } finally {
+      await second.destroy();
+    }
+    const third = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+    try {
+      expect(await started(third)).not.toBe(instance);
+      expect(await queryRows(third.db, sql`select to_regclass('scratch') as t`)).toEqual([{ t: null }]);
+    } finally {
+      await third.destroy();
+    }
+  });
+});
+
 // Only meaningful with a PostgreSQL server: a run without TEST_DATABASE_URL has no server to check.
 if (serverUrl) {
   describe('createTestDatabase on the server of TEST_DATABASE_URL', { timeout: 60_000 }, () => {
