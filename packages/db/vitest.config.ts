@@ -5,6 +5,9 @@ import { withoutTestDatabase } from './src/testing-files.js';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Two files at a time (vitest's default is one worker fewer than the cores: one, on two): the
+    // migrate CLI's file alone starts PGlite data directories for twenty seconds.
+    maxWorkers: 2,
     // These never open the test database (PGlite itself, pure functions, the CLI over a PGlite
     // data directory): the pass on PostgreSQL leaves them out.
     exclude: [
