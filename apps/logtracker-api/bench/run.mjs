@@ -606,8 +606,11 @@ async function measureAnalyse(rows, { sql, base, token }) {
       }
     }),
   );
-  await sql`analyze logs`;
-  log(`analyse: loaded in ${seconds(loadStart)} s; POST /analyze over 24 h`);
+  // Logs that arrived over a day have been vacuumed and analysed by autovacuum as they came; loaded
+  // in a minute, they could be vacuumed during the analysis instead (the trigram index's pending
+  // list flushed, a core taken for seconds), which the timing would then measure.
+  await sql`vacuum (analyze) logs`;
+  log(`analyse: loaded in ${seconds(loadStart)} s (with VACUUM ANALYZE); POST /analyze over 24 h`);
   const start = performance.now();
   const response = await call(base, 'POST', `/api/projects/${project}/analyze`, { body: { time_range: '24h' }, token });
   const elapsed = (performance.now() - start) / 1000;

@@ -72,7 +72,7 @@ describe('logs statistics after a burst', () => {
     const rows = Number(/rows=(\d+)/.exec(Object.values(estimate ?? {})[0] ?? '')?.[1]);
     expect(rows).toBeGreaterThan(2_000);
 
-    // A few hundred more rows are far from half the partition again: nothing to do.
+    // A few hundred more rows are below the minimum of new rows: nothing to do.
     await ingest(project.id, 500);
     const statistics = createLogStatisticsService({ db: t.database.db });
     expect(await statistics.refresh()).toEqual([]);
