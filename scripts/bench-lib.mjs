@@ -2,6 +2,7 @@
 // against it, and print a table of figures with their targets.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -89,20 +90,23 @@ export function printTable(title, rows, header = ['figure', 'measured', 'target'
  * The common read path against the bare reference (scripts/bare-reads.mjs), alternating in one run
  * so both see the same machine: for each case, `rounds` times the app then the bare endpoint, each
  * `seconds` long at `connections` connections (after a short warm-up), summed. Answers table rows:
- * the app's and the bare figures and their ratio, against the targets (≥ `ratio`× and p99 ≤ `p99Ms`).
+ * the app's and the bare figures and their ratio, against the targets (≥ `ratio`× and p99 ≤ `p99Ms`), and
+ * each server's CPU time per request when `pids` names their processes.
  */
-export async function measureCommonPath({ app, bare, token, cases, seconds = 5, rounds = 2, connections = 20, ratio = 0.7, p99Ms = 15 }) {
+export async function measureCommonPath({ app, bare, token, cases, seconds = 5, rounds = 2, connections = 20, ratio = 0.7, p99Ms = 15, pids = {} }) {
   const headers = { authorization: `Bearer ${token}` };
   const rows = [];
   for (const { label, appPath, barePath } of cases) {
-    const totals = { app: { requests: 0, seconds: 0, p99: [] }, bare: { requests: 0, seconds: 0, p99: [] } };
+    const totals = { app: { requests: 0, seconds: 0, p99: [], cpu: 0 }, bare: { requests: 0, seconds: 0, p99: [], cpu: 0 } };
     for (const [, url] of [['app', app + appPath], ['bare', bare + barePath]]) {
       await load({ url, headers, connections, duration: 1 });
     }
     for (let round = 0; round < rounds; round++) {
       for (const [side, url] of [['app', app + appPath], ['bare', bare + barePath]]) {
+        const cpuBefore = processCpuSeconds(pids[side]);
         const result = await load({ url, headers, connections, duration: seconds });
         if (result.non2xx > 0 || result.errors > 0) throw new Error(`${label} (${side}): ${result.non2xx} non-2xx, ${result.errors} errors`);
+        totals[side].cpu += processCpuSeconds(pids[side]) - cpuBefore;
         totals[side].requests += result.requests.total;
         totals[side].seconds += result.duration;
         totals[side].p99.push(result.latency.p99);
@@ -111,14 +115,33 @@ export async function measureCommonPath({ app, bare, token, cases, seconds = 5, 
     const rate = (side) => totals[side].requests / totals[side].seconds;
     const p99 = (side) => Math.max(...totals[side].p99);
     const measured = rate('app') / rate('bare');
+    // The CPU time each server process spent per request: what the common path costs, apart from
+    // how the machine's two cores were shared with the load generator and PostgreSQL.
+    const cpuPerRequest = (side) => Math.round((totals[side].cpu / totals[side].requests) * 1e6);
+    const cpu = Number.isNaN(totals.app.cpu + totals.bare.cpu) ? '' : `; CPU per request ${cpuPerRequest('app')} / ${cpuPerRequest('bare')} µs`;
     rows.push([
       `${label}: app / bare Fastify + postgres.js, ${connections} connections`,
-      `${Math.round(rate('app'))} req/s (p99 ${p99('app')} ms) / ${Math.round(rate('bare'))} req/s (p99 ${p99('bare')} ms) = ${measured.toFixed(2)}×`,
+      `${Math.round(rate('app'))} req/s (p99 ${p99('app')} ms) / ${Math.round(rate('bare'))} req/s (p99 ${p99('bare')} ms) = ${measured.toFixed(2)}×${cpu}`,
       `≥ ${ratio}×, p99 ≤ ${p99Ms} ms`,
       measured >= ratio && p99('app') <= p99Ms ? 'pass' : 'FAIL',
     ]);
   }
   return rows;
+}
+
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's CPU times (100 on every mainstream architecture). */
+const CLOCK_TICKS = 100;
+
+/** The user and system CPU seconds a process has used (Linux /proc), NaN when unknown. */
+function processCpuSeconds(pid) {
+  if (!pid) return Number.NaN;
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /**

@@ -129,6 +129,7 @@ async function lifecycleFigures(app, bare, seeded, benchClientId, token) {
     ...(await measureCommonPath({
       app: app.base,
       bare: bare.base,
+      pids: { app: app.pid, bare: bare.pid },
       token,
       seconds: COMMON_SECONDS,
       cases: [{ label: `GET /api/v1/appointments (a page of the caller's ~${Math.round(sizes.appointments / (sizes.clients + 1))})`, appPath: '/api/v1/appointments', barePath: '/api/v1/appointments' }],
@@ -276,6 +277,7 @@ async function main() {
         ...(await measureCommonPath({
           app: app.base,
           bare: bare.base,
+          pids: { app: app.pid, bare: bare.pid },
           token,
           seconds: COMMON_SECONDS,
           cases: [

@@ -124,12 +124,12 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // The multipart parser is the whole app's: a route that takes no upload would read a multipart
   // request as an empty body. It is a wrong content type there (the parser has only recognised it,
   // nothing of the body is read).
-  app.addHook('preValidation', async (request) => {
-    if (!request.isMultipart()) return;
+  app.addHook('preValidation', (request, _reply, done) => {
     const consumes = (request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes;
-    if (!consumes?.includes('multipart/form-data')) {
-      throw new AppError('bad_request', 'Unsupported content type; send application/json');
+    if (request.isMultipart() && !consumes?.includes('multipart/form-data')) {
+      return done(new AppError('bad_request', 'Unsupported content type; send application/json'));
     }
+    done();
   });
 
   // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Pusher

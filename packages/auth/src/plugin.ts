@@ -87,9 +87,19 @@ export function requireActor(request: FastifyRequest): Actor {
   return request.actor;
 }
 
+/** How many verified tokens the plugin remembers (about 0.3 KiB each). */
+const VERIFIED_TOKENS_CACHED = 10_000;
+
 export const authPlugin = fp<AuthPluginOptions>(
   async (app: FastifyInstance, options) => {
-    await app.register(jwt, { secret: options.secret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
+    // Verified tokens are cached (fast-jwt's LRU, keyed by the token's hash): a client sends the
+    // same token on every request, and its signature need not be checked anew each time. A cached
+    // token still names a session that `resolve` checks on every request (logout, idle expiry).
+    await app.register(jwt, {
+      secret: options.secret,
+      sign: { algorithm: 'HS256' },
+      verify: { algorithms: ['HS256'], cache: VERIFIED_TOKENS_CACHED },
+    });
     app.decorateRequest('actor', null);
     // The rate limiter peeks at the token before the route's hook authenticates: verify it once.
     const verified = new WeakMap<FastifyRequest, TokenClaims | null>();

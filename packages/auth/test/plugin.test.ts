@@ -223,6 +223,14 @@ describe('authenticate', () => {
     expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(401);
   });
 
+  it('refuses a token once it expires, though it was verified (and cached) while valid', async () => {
+    const { sessionId } = await login(app, ALICE);
+    const token = app.jwt.sign({ sub: String(ALICE), sid: sessionId, exp: Math.floor(Date.now() / 1000) + 1 });
+    expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(401);
+  });
+
   it('answers 401 when the token names a session of another user', async () => {
     const { sessionId } = await login(app, ADMIN);
     const token = app.jwt.sign({ sub: String(ALICE), sid: sessionId });

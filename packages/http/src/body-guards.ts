@@ -48,30 +48,32 @@ function lingerOnClose(socket: Socket) {
 export function registerBodyGuards(app: FastifyInstance) {
   app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
 
-  app.addHook('onRequest', async (request) => {
+  // Hooks of every request, written with `done` (no promise, no microtask each).
+  app.addHook('onRequest', (request, _reply, done) => {
     const declared = request.headers['content-length'];
-    if (declared === undefined || isMultipart(request)) return;
+    if (declared === undefined || isMultipart(request)) return done();
     const length = Number(declared);
     if (Number.isFinite(length) && length > request.routeOptions.bodyLimit) {
-      throw new AppError('payload_too_large', `The request body is too large (at most ${request.routeOptions.bodyLimit} bytes)`);
+      return done(new AppError('payload_too_large', `The request body is too large (at most ${request.routeOptions.bodyLimit} bytes)`));
     }
+    done();
   });
 
-  app.addHook('preParsing', async (request, reply, payload) => {
+  app.addHook('preParsing', (request, reply, payload, done) => {
     if (expectsContinue(request) && !continued.has(request.raw)) {
       continued.add(request.raw);
       reply.raw.writeContinue();
     }
-    return payload;
+    done(null, payload);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     // Answered before the whole body arrived (refused, or answered without reading it).
     if (hasBody(request) && !request.raw.complete) {
       reply.header('connection', 'close');
       lingerOnClose(request.raw.socket);
     }
-    return payload;
+    done(null, payload);
   });
 }
 

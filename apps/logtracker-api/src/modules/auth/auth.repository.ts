@@ -9,11 +9,17 @@ export async function findUserByEmail(db: DbTx, email: string) {
   return user;
 }
 
+// The profile of a signed-in user (GET /user): what presentUser shows, never the password hash.
 const userById = preparedOnce((db) =>
-  db.select().from(users).where(eq(users.id, sql.placeholder('id'))).limit(1).prepare('user_by_id'),
+  db
+    .select({ id: users.id, name: users.name, email: users.email, createdAt: users.createdAt, updatedAt: users.updatedAt })
+    .from(users)
+    .where(eq(users.id, sql.placeholder('id')))
+    .limit(1)
+    .prepare('user_by_id'),
 );
 
-export async function findUserById(db: DbTx, id: number) {
+export async function findUserProfile(db: DbTx, id: number) {
   const [user] = await userById(db).execute({ id });
   return user;
 }

@@ -43,7 +43,7 @@ export function createAuthService(deps: { db: DbTx; throttle: LoginThrottle; ses
     logout: (sessionId: string) => deps.sessions.revoke(sessionId),
 
     async me(userId: number) {
-      const user = await repo.findUserById(db, userId);
+      const user = await repo.findUserProfile(db, userId);
       if (!user) throw new AppError('unauthenticated', 'The session has ended; sign in again');
       return user;
     },

@@ -24,9 +24,18 @@ const membership = preparedOnce((db) =>
     .limit(1)
     .prepare('project_membership'),
 );
+/** What a project list presents (presentProject): not the settings, nor the webhook secret. */
+const summaryColumns = {
+  id: projects.id,
+  name: projects.name,
+  description: projects.description,
+  repositoryUrl: projects.repositoryUrl,
+  createdAt: projects.createdAt,
+  updatedAt: projects.updatedAt,
+};
 const memberProjects = preparedOnce((db) =>
   db
-    .select({ project: projects, role: projectMembers.role })
+    .select({ project: summaryColumns, role: projectMembers.role })
     .from(projects)
     .innerJoin(projectMembers, eq(projectMembers.projectId, projects.id))
     .where(eq(projectMembers.userId, sql.placeholder('userId')))

@@ -37,7 +37,10 @@ export const ProjectResponse = z.object({
 export const ProjectEnvelope = envelope(ProjectResponse);
 export const ProjectListEnvelope = paginatedEnvelope(ProjectResponse);
 
-export function presentProject(project: Project, role: ProjectRole) {
+/** The columns a project's answer shows (a list reads only these). */
+export type ProjectSummary = Pick<Project, 'id' | 'name' | 'description' | 'repositoryUrl' | 'createdAt' | 'updatedAt'>;
+
+export function presentProject(project: ProjectSummary, role: ProjectRole) {
   return {
     id: project.id,
     name: project.name,
