@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { hashPassword } from '@repo/auth';
 import { sessionToken } from '@repo/auth/testing';
 import { createDatabase, queryRows, sql, type DatabaseHandle } from '@repo/db';
-import { createTestDatabase, migrateAsBefore } from '@repo/db/testing';
+import { createTestDatabase, initializedPgliteDir, migrateAsBefore } from '@repo/db/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
@@ -50,7 +50,7 @@ describe('a database migrated before the log tracker had a schema of its own', (
       legacy = { url: fresh.url };
       upgraded = fresh;
     } else {
-      const dataDir = mkdtempSync(join(tmpdir(), 'logtracker-upgrade-'));
+      const dataDir = await initializedPgliteDir('logtracker-upgrade-');
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
       legacy = { dataDir };
     }

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '@repo/config';
 import { createDatabase, queryRows } from '@repo/db';
+import { initializedPgliteDir } from '@repo/db/testing';
 import { asc, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/app.js';
@@ -457,7 +457,7 @@ describe('retention CLI (node dist/cli/retention.js)', () => {
       const build = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {});
       if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
     }
-    dataDir = mkdtempSync(join(tmpdir(), 'retention-cli-'));
+    dataDir = await initializedPgliteDir('retention-cli-');
   }, 120_000);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

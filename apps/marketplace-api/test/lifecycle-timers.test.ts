@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { initializedPgliteDir } from '@repo/db/testing';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/app.js';
@@ -260,7 +260,7 @@ describe('timers CLI (node dist/cli/timers.js)', () => {
       const build = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {});
       if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
     }
-    dataDir = mkdtempSync(join(tmpdir(), 'timers-cli-'));
+    dataDir = await initializedPgliteDir('timers-cli-');
   }, 180_000);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

@@ -1,9 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionToken } from '@repo/auth/testing';
 import { createDatabase, queryRows, sql, type DatabaseHandle } from '@repo/db';
-import { createTestDatabase, migrateAsBefore } from '@repo/db/testing';
+import { createTestDatabase, initializedPgliteDir, migrateAsBefore } from '@repo/db/testing';
 import { bearer } from '@repo/http/expect-error';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,7 +35,7 @@ describe('a database migrated before the marketplace had a schema of its own', (
       location = { url: fresh.url };
       upgraded = fresh;
     } else {
-      const dataDir = mkdtempSync(join(tmpdir(), 'marketplace-upgrade-'));
+      const dataDir = await initializedPgliteDir('marketplace-upgrade-');
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
       location = { dataDir };
     }

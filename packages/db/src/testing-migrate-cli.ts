@@ -4,14 +4,14 @@
  * declares vitest tests, so only a test file calls it.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appSchemaName, queryRows, type DatabaseHandle } from './index.js';
+import { initializedPgliteDir } from './testing-snapshot.js';
 
 type Env = Record<string, string>;
 
@@ -111,7 +111,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
         const build = await run(appDir, [tsc, '-p', 'tsconfig.build.json'], {});
         if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
       }
-      dataDir = mkdtempSync(join(tmpdir(), 'migrate-cli-'));
+      dataDir = await initializedPgliteDir('migrate-cli-');
     }, 120_000);
     afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -63,7 +63,7 @@ function pruneOldSnapshots(folder: string): void {
   for (const name of readdirSync(folder)) {
     const path = join(folder, name);
     try {
-      if (Date.now() - statSync(path).mtimeMs > SNAPSHOT_MAX_AGE_MS) rmSync(path, { force: true });
+      if (Date.now() - statSync(path).mtimeMs > SNAPSHOT_MAX_AGE_MS) rmSync(path, { recursive: true, force: true });
     } catch {
       // Removed meanwhile by another process: nothing to do.
     }
@@ -95,6 +95,33 @@ export async function pgliteSnapshot(source: SnapshotSource): Promise<Blob> {
   renameSync(partial, path);
   pruneOldSnapshots(folder);
   return dump;
+}
+
+/**
+ * A new PGlite data directory in the system's temporary folder, already initialised (initdb run)
+ * and empty: what a first start in an empty directory leaves, without the seconds of initdb. The
+ * initialised directory is made once per PGlite build (kept beside the dumps) and copied for each
+ * caller; the caller removes its copy. A test of what happens in an empty directory makes its own.
+ */
+export async function initializedPgliteDir(prefix: string): Promise<string> {
+  const folder = snapshotFolder();
+  const template = join(folder, `empty-datadir-${snapshotKey({ schema: {}, migrationsFolder: '', migrate: false })}`);
+  if (!existsSync(template)) {
+    const building = mkdtempSync(join(folder, 'empty-datadir-building-'));
+    const { PGlite } = await import('@electric-sql/pglite');
+    const pglite = new PGlite(building);
+    await pglite.query('select 1');
+    await pglite.close();
+    try {
+      renameSync(building, template);
+    } catch {
+      // Another process made it meanwhile: the same content.
+      rmSync(building, { recursive: true, force: true });
+    }
+  }
+  const copy = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(template, copy, { recursive: true });
+  return copy;
 }
 
 const TEMPLATE_LOCK = "select pg_advisory_lock(hashtext('repo-test-template'))";

@@ -108,6 +108,7 @@ export async function migrateAsBefore(options: {
 }
 
 export { describeMigrateCli, type MigrateCliSuiteOptions } from './testing-migrate-cli.js';
+export { initializedPgliteDir } from './testing-snapshot.js';
 
 /** What an app's test gets: the app, ready, over a database of its own, and one call to close both. */
 export interface TestApp<A, S extends Record<string, unknown>, C> {

@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase, describeError, queryRows, runMigrateCli, sql, type DatabaseOptions } from '../src/index.js';
+import { initializedPgliteDir } from '../src/testing-snapshot.js';
 import { INIT_SQL, initMigrations, schema, writeMigrations } from './fixtures.js';
 
 const dirs: string[] = [];
@@ -10,8 +9,9 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'migrate-cli-'));
+/** A new data directory, initialised as a first start leaves it (initdb is not what is tested here). */
+async function tempDir(): Promise<string> {
+  const dir = await initializedPgliteDir('migrate-cli-');
   dirs.push(dir);
   return dir;
 }
@@ -52,7 +52,7 @@ async function inspect(options: Omit<DatabaseOptions<typeof schema>, 'schema'>) 
 
 describe('runMigrateCli', { timeout: 60_000 }, () => {
   it('migrates, prints one JSON summary line, closes the database and answers 0; a second run changes nothing', async () => {
-    const options = { dataDir: tempDir(), migrationsFolder: initMigrations() };
+    const options = { dataDir: await tempDir(), migrationsFolder: initMigrations() };
     expect(await inspect(options)).toEqual({ tables: [], applied: 0 });
 
     const first = await run(() => createDatabase({ ...options, schema }));
@@ -99,7 +99,7 @@ describe('runMigrateCli', { timeout: 60_000 }, () => {
   });
 
   it('answers 1 when a migration fails, leaving the schema as it was and the database closed', async () => {
-    const dataDir = tempDir();
+    const dataDir = await tempDir();
     const migrationsFolder = writeMigrations([
       { tag: '0000_init', sql: INIT_SQL },
       { tag: '0001_broken', sql: 'SELECT * FROM "no_such_table";' },
@@ -125,7 +125,7 @@ describe('createDatabase({ migrate: true })', { timeout: 60_000 }, () => {
   });
 
   it('closes the database and rejects when a migration fails', async () => {
-    const dataDir = tempDir();
+    const dataDir = await tempDir();
     const migrationsFolder = writeMigrations([{ tag: '0000_broken', sql: 'SELECT * FROM "no_such_table";' }]);
     await expect(createDatabase({ dataDir, schema, migrationsFolder, migrate: true })).rejects.toThrow();
     // A data directory serves one process at a time: it opens again only if the first handle was closed.
