@@ -237,7 +237,9 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
   const store = options.rateLimit.store === 'postgres' && countHit ? sharedStore(countHit) : undefined;
 
   await app.register(rateLimit, {
-    global: true,
+    // The limiter runs from the app-level hook below; the plugin's own per-route hook would only
+    // find the request counted already. Routes with limits of their own still get the plugin's.
+    global: false,
     redis,
     store,
     skipOnError: true,
