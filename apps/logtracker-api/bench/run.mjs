@@ -933,7 +933,7 @@ async function main() {
           ...(await measureCommonPath({
             app: app.base,
             bare: bare.base,
-          pids: { app: app.pid, bare: bare.pid },
+            pids: { app: app.pid, bare: bare.pid },
             token,
             seconds: COMMON_SECONDS,
             cases: [

@@ -583,7 +583,7 @@ export function escapeLike(text: string): string {
 }
 
 export { sql };
-export { copyLines, copyRows, copyText, type CopyValue } from './copy.js';
+export { copyText } from './copy.js';
 export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createFanout, fanoutPayloadsTable, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { asUnavailable, createCircuit, DatabaseUnavailableError, isDatabaseUnavailable, OUTAGE_OPTIONS, RETRY_AFTER_SECONDS, type Circuit } from './faults.js';

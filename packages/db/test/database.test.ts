@@ -1,6 +1,6 @@
 import { asc, eq, ilike } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { arrayLiteral, copyLines, copyRows, copyText, escapeLike, executeCount, queryRows, sql, sqlState, withTransaction, type DbOrTx } from '../src/index.js';
+import { arrayLiteral, copyText, escapeLike, executeCount, queryRows, sql, sqlState, withTransaction, type DbOrTx } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 
@@ -341,27 +341,30 @@ describe('executeCount', () => {
   });
 });
 
-describe('copyRows', () => {
+describe('copyText', () => {
   const plates = async () => (await handle.db.select({ plate: vehicles.plate }).from(vehicles).orderBy(asc(vehicles.id))).map((r) => r.plate);
+  /** Rows of (name, plate) in COPY's text format (no value here needs escaping). */
+  const lines = (rows: string[][]) => rows.map((row) => `${row.join('\t')}\n`).join('');
 
-  it('appends rows with COPY on PostgreSQL, text escaped as COPY reads it; answers false elsewhere', async () => {
-    const odd = ['tab\there', 'line\nbreak', 'back\\slash', 'cr\rreturn', String.raw`\N`];
-    const copied = await copyRows(handle.db, 'vehicles', ['name', 'plate'], odd.map((name, i) => [name, `P-${i}`]));
-    expect(copyLines([[1, null, 'a\tb']])).toBe('1\t\\N\ta\\tb\n');
+  it('appends rows with COPY on PostgreSQL, the text read as COPY reads it; answers false elsewhere', async () => {
+    // Escapes as the caller writes them: a tab, a newline, a backslash, and a backslash before N
+    // (which unescaped would be COPY's null).
+    const text = 'tab\\there\tP-0\nline\\nbreak\tP-1\nback\\\\slash\tP-2\n\\\\N\tP-3\n';
+    const copied = await copyText(handle.db, 'vehicles', ['name', 'plate'], text);
     expect(copied).toBe(handle.driver === 'postgres');
-    expect(await names()).toEqual(copied ? odd : []);
+    expect(await names()).toEqual(copied ? ['tab\there', 'line\nbreak', 'back\\slash', String.raw`\N`] : []);
   });
 
   it('is all or nothing: a duplicate fails the COPY with its error, and the pool goes on', async () => {
     if (handle.driver !== 'postgres') return;
     await handle.db.insert(vehicles).values({ name: 'first', plate: 'DUP-1' });
-    const failed = copyRows(handle.db, 'vehicles', ['name', 'plate'], [['a', 'NEW-1'], ['b', 'DUP-1']]);
+    const failed = copyText(handle.db, 'vehicles', ['name', 'plate'], lines([['a', 'NEW-1'], ['b', 'DUP-1']]));
     await expect(failed).rejects.toSatisfy((error) => sqlState(error) === '23505');
     expect(await plates()).toEqual(['DUP-1']);
     // Other queries run meanwhile on the pool and do not land amid a COPY's data.
     const rows = Array.from({ length: 5_000 }, (_, i) => [`car ${i}`, `C-${i}`]);
     const [copied, counts] = await Promise.all([
-      copyText(handle.db, 'vehicles', ['name', 'plate'], copyLines(rows)),
+      copyText(handle.db, 'vehicles', ['name', 'plate'], lines(rows)),
       Promise.all(Array.from({ length: 20 }, () => queryRows(handle.db, sql`select count(*) from ${vehicles}`))),
     ]);
     expect(copied).toBe(true);
@@ -370,7 +373,7 @@ describe('copyRows', () => {
   });
 
   it('answers false inside a transaction, which writes with INSERT instead', async () => {
-    const answered = await withTransaction(handle.db, (tx) => copyRows(tx, 'vehicles', ['name', 'plate'], [['x', 'TX-1']]));
+    const answered = await withTransaction(handle.db, (tx) => copyText(tx, 'vehicles', ['name', 'plate'], lines([['x', 'TX-1']])));
     expect(answered).toBe(false);
     expect(await plates()).toEqual([]);
   });
