@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
-import { appSchemaName, createDatabase, type ExtensionName } from './index.js';
+import { appSchemaName, createDatabase, openPglite, type ExtensionName } from './index.js';
 
 /**
  * Every test file gets a database of its own; what makes one is the same for all of them (initdb,
@@ -108,9 +108,8 @@ export async function initializedPgliteDir(prefix: string): Promise<string> {
   const template = join(folder, `empty-datadir-${snapshotKey({ schema: {}, migrationsFolder: '', migrate: false })}`);
   if (!existsSync(template)) {
     const building = mkdtempSync(join(folder, 'empty-datadir-building-'));
-    const { PGlite } = await import('@electric-sql/pglite');
-    const pglite = new PGlite(building);
-    await pglite.query('select 1');
+    // Started once (initdb) and closed: no extension is created in it, so none is loaded.
+    const pglite = await openPglite(building, []);
     await pglite.close();
     try {
       renameSync(building, template);
