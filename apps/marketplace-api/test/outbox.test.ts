@@ -68,6 +68,33 @@ describe('outbox', () => {
     expect(a.seen.map((e) => e.payload.n)).toEqual([1, 2, 3, 4]);
   });
 
+  it('opens no transaction for a consumer that is up to date: one read finds who is behind', async () => {
+    const db = t.database.db;
+    const subject = `idle-${unique()}`;
+    const outbox = createOutbox({ db });
+    // The dispatcher's database, counting the transactions it opens.
+    let transactions = 0;
+    const counted = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property === 'transaction') transactions += 1;
+        return Reflect.get(target, property, receiver) as unknown;
+      },
+    });
+    const c = collector(`idle-${subject}`, subject);
+    const dispatcher = createOutboxDispatcher({ db: counted, consumers: [c.consumer] });
+    await outbox.publish(actor, { type: 'request.created', subject: { type: subject, id: 1 }, payload: { n: 1 } });
+    await drainUntil([dispatcher], () => c.seen.length >= 1);
+    expect(await dispatcher.lag()).toEqual([{ consumer: c.consumer.name, seconds: 0 }]);
+    transactions = 0;
+    expect(await dispatcher.drain()).toEqual({ [c.consumer.name]: 0 });
+    expect(transactions).toBe(0);
+    // Behind again: it delivers.
+    await outbox.publish(actor, { type: 'request.updated', subject: { type: subject, id: 1 }, payload: { n: 2 } });
+    await drainUntil([dispatcher], () => c.seen.length >= 2);
+    expect(transactions).toBeGreaterThan(0);
+    expect(c.seen.map((e) => e.payload.n)).toEqual([1, 2]);
+  });
+
   it('delivers again a batch its consumer failed on, and never an event whose transaction rolled back', async () => {
     const db = t.database.db;
     const subject = `appointment-${unique()}`;

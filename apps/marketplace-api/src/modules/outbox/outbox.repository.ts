@@ -63,15 +63,17 @@ export async function eventsOf(db: DbTx, subjectType: string, subjectId: number)
 }
 
 /**
- * For each consumer, how long the oldest event it has not yet gone past has waited (0 when it is
- * up to date), in seconds: the outbox lag, read at scrape time. One index probe per consumer
- * (domain_events_order_idx), whatever the outbox holds.
+ * For each consumer, whether an event waits past its cursor (a consumer without a cursor yet starts
+ * at the beginning) and how long the oldest such event has waited, in seconds (0 when none): the
+ * outbox lag, and what the dispatcher checks before it opens a transaction. One index probe per
+ * consumer (domain_events_order_idx), whatever the outbox holds.
  */
-export async function undeliveredAge(db: DbTx, consumers: string[]): Promise<{ consumer: string; seconds: number }[]> {
+export async function undeliveredAge(db: DbTx, consumers: string[]): Promise<{ consumer: string; behind: boolean; seconds: number }[]> {
   if (consumers.length === 0) return [];
-  return queryRows<{ consumer: string; seconds: number }>(
+  return queryRows<{ consumer: string; behind: boolean; seconds: number }>(
     db,
-    sql`select c.consumer, coalesce(extract(epoch from now() - e.occurred_at), 0)::float8 as seconds
+    sql`select c.consumer, e.occurred_at is not null as behind,
+               coalesce(extract(epoch from now() - e.occurred_at), 0)::float8 as seconds
         from unnest(${arrayLiteral(consumers)}::text[]) as c(consumer)
         left join ${outboxCursors} oc on oc.consumer = c.consumer
         left join lateral (

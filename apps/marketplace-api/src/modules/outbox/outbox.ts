@@ -54,6 +54,7 @@ export interface OutboxConsumer {
  */
 export function createOutboxDispatcher(deps: { db: DbTx; consumers: OutboxConsumer[]; batchSize?: number }) {
   const batchSize = deps.batchSize ?? 200;
+  const names = deps.consumers.map((consumer) => consumer.name);
 
   async function deliverBatch(consumer: OutboxConsumer): Promise<number> {
     return withTransaction(deps.db, async (tx) => {
@@ -70,12 +71,17 @@ export function createOutboxDispatcher(deps: { db: DbTx; consumers: OutboxConsum
   }
 
   return {
-    /** Delivers everything readable now; answers the number of events each consumer went past. */
+    /**
+     * Delivers everything readable now; answers the number of events each consumer went past. One
+     * query first finds the consumers with an event past their cursor: an idle tick opens no
+     * transaction and locks no cursor.
+     */
     async drain(): Promise<Record<string, number>> {
       const moved: Record<string, number> = {};
+      const behind = new Set((await undeliveredAge(deps.db, names)).filter((c) => c.behind).map((c) => c.consumer));
       for (const consumer of deps.consumers) {
         let total = 0;
-        for (;;) {
+        while (behind.has(consumer.name)) {
           const n = await deliverBatch(consumer);
           total += n;
           if (n < batchSize) break;
@@ -86,7 +92,7 @@ export function createOutboxDispatcher(deps: { db: DbTx; consumers: OutboxConsum
     },
 
     /** Each consumer's lag: the age in seconds of the oldest event it has not gone past yet (0: up to date). */
-    lag: () => undeliveredAge(deps.db, deps.consumers.map((consumer) => consumer.name)),
+    lag: async () => (await undeliveredAge(deps.db, names)).map(({ consumer, seconds }) => ({ consumer, seconds })),
   };
 }
 
