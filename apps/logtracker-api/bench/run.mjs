@@ -88,7 +88,8 @@ const BURST_SETTLE_MS = 3000;
 const BURST_SAMPLES = 100;
 
 // The common read path (auth hook, session lookup, query, serialisation) against a bare Fastify +
-// postgres.js endpoint doing the same work: BENCH_COMMON_SECONDS per run, two runs each, alternating.
+// postgres.js endpoint doing the same work: BENCH_COMMON_SECONDS per run, two runs each, alternating,
+// then one each at half the app's rate (the p99 of a request rather than of a full queue).
 const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
 
 // Analysis: BENCH_ANALYSE_LOGS logs (default 1 000 000) of the last 24 hours in a project of their

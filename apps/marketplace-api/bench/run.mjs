@@ -310,7 +310,7 @@ async function main() {
     `# Marketplace bench\n\n${title}\n\n${table}\n\n` +
       `Written by \`pnpm bench\` (apps/marketplace-api/bench/run.mjs) with BENCH_SECONDS=${SECONDS}, BENCH_COMMON_SECONDS=${COMMON_SECONDS}, ` +
       `BENCH_LIFECYCLE_SECONDS=${LIFECYCLE_SECONDS}, sizes ${JSON.stringify(sizes)}${ONLY ? `, BENCH_ONLY=${ONLY}` : ''}: ` +
-      'the common path runs each case twice per side, alternating, after a 1 s warm-up each.\n',
+      'the common path runs each case twice per side, alternating, after a 1 s warm-up each, then once per side at half the app\'s rate.\n',
   );
   log(`table written to ${resultsFile}`);
   return soakOk ? 0 : 1;
