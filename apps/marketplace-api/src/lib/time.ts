@@ -7,6 +7,9 @@ import { DateTime, IANAZone } from 'luxon';
  * which compare in calendar order and are what PostgreSQL's `date` columns give back.
  */
 
+/** Milliseconds in a UTC day. A day of a zone's calendar may last 23 or 25 hours: step through those with `addDays` and `startOfDayIn`. */
+export const DAY_MS = 86_400_000;
+
 /** An IANA zone name such as `Europe/Paris`, known to the runtime's time-zone database. */
 export function isTimeZone(value: string): boolean {
   // Names only: offsets like "+01:00" are not zones (they ignore daylight saving).

@@ -2,8 +2,8 @@ import { id, iso, paginatedEnvelope, paginationQuery, timestamp } from '@repo/sc
 import { z } from 'zod';
 import type { UpperBound } from '../../lib/time-bounds.js';
 import type { ActivityRow } from './activity-log.repository.js';
+import { DAY_MS } from '../../lib/time.js';
 
-const DAY_MS = 86_400_000;
 const isoDate = z.iso.date();
 const isoDateTime = z.iso.datetime({ offset: true });
 const BOUND_MESSAGE = 'Must be an ISO 8601 date (2026-01-31) or date-time with an offset (2026-01-31T09:00:00Z)';

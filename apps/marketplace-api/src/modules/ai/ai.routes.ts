@@ -4,6 +4,7 @@ import { actorOf } from '../../lib/context.js';
 import { CacheParams, iso, StatsQuery, StatsResponse, SuggestBody, SuggestResponse } from './ai.schemas.js';
 import type { AiService } from './ai.service.js';
 import type { SuggestionsService } from './suggestions.service.js';
+import { DAY_MS } from '../../lib/time.js';
 
 export function aiRoutes(deps: { ai: AiService; suggestions: SuggestionsService; modelName: string }): FastifyPluginAsyncZod {
   return async (app) => {
@@ -43,7 +44,7 @@ export function aiRoutes(deps: { ai: AiService; suggestions: SuggestionsService;
       },
       async (request) => {
         const to = request.query.to ? new Date(request.query.to) : new Date();
-        const from = request.query.from ? new Date(request.query.from) : new Date(to.getTime() - 30 * 86_400_000);
+        const from = request.query.from ? new Date(request.query.from) : new Date(to.getTime() - 30 * DAY_MS);
         const stats = await deps.ai.stats(from, to);
         return {
           data: {

@@ -4,13 +4,13 @@ import type { DbTx } from '../../db/index.js';
 import type { Schedule } from './slots.js';
 import * as repo from './availability.repository.js';
 import { dateOf, dayNumber, datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock } from './slots.js';
+import { DAY_MS } from '../../lib/time.js';
 
 export type SlotVerdict = 'free' | 'past' | 'outside_hours' | 'busy';
 
 /** How far ahead the public availability shows closures and absences. */
 export const OVERVIEW_DAYS = 31;
 export const DEFAULT_DURATION_MINUTES = 60;
-const DAY = 86_400_000;
 
 /**
  * A prestataire's time, as clients book it: weekly hours, closures, absences, and the free slots of
@@ -37,13 +37,13 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
     days: number,
     opts: { from?: string; visibleOnly: boolean; ignoreAppointmentId?: number; serviceId?: number },
   ) {
-    const firstDay = (opts.from === undefined ? Math.floor(now().getTime() / DAY) : dayNumber(opts.from)) - 1;
+    const firstDay = (opts.from === undefined ? Math.floor(now().getTime() / DAY_MS) : dayNumber(opts.from)) - 1;
     const lastDay = firstDay + days + 2;
     const read = await repo.scheduleOf(db, prestataireId, {
       fromDate: dateOf(firstDay),
       toDate: dateOf(lastDay),
-      first: new Date(firstDay * DAY),
-      last: new Date((lastDay + 1) * DAY),
+      first: new Date(firstDay * DAY_MS),
+      last: new Date((lastDay + 1) * DAY_MS),
       ignoreAppointmentId: opts.ignoreAppointmentId,
       serviceId: opts.serviceId,
     });
@@ -108,8 +108,8 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
       if (startsAt.getTime() < now().getTime() + MIN_LEAD_MINUTES * 60_000) return 'past';
       if (endsAt.getTime() <= startsAt.getTime()) return 'outside_hours';
       // Every local day the range can touch in any zone: the UTC days around it, a day on each side.
-      const firstDay = Math.floor(startsAt.getTime() / DAY);
-      const span = Math.floor((endsAt.getTime() - 1) / DAY) - firstDay + 1;
+      const firstDay = Math.floor(startsAt.getTime() / DAY_MS);
+      const span = Math.floor((endsAt.getTime() - 1) / DAY_MS) - firstDay + 1;
       const read = await scheduleFor(opts.tx ?? deps.db, prestataireId, span, {
         from: dateOf(firstDay),
         visibleOnly: false,

@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
+import { DAY_MS } from '../../lib/time.js';
 
 /**
  * Free time and bookable slots of a prestataire (DESIGN.md §6): weekly hours are wall-clock times
@@ -36,7 +37,6 @@ export const SLOT_GRID_MINUTES = 30 as const;
 export const MIN_LEAD_MINUTES = 60;
 
 const MINUTE = 60_000;
-const DAY = 86_400_000;
 /** Offsets change at whole quarter hours of UTC in every zone in use: an offset is looked up once per quarter. */
 const OFFSET_BUCKET = 15 * MINUTE;
 
@@ -67,9 +67,9 @@ export function zoneClock(zone: string) {
     return o;
   };
   const offsetAt = (t: number): number => {
-    const day = Math.floor(t / DAY);
-    const o = cached(midnights, day, day * DAY);
-    if (o === cached(midnights, day + 1, (day + 1) * DAY)) return o;
+    const day = Math.floor(t / DAY_MS);
+    const o = cached(midnights, day, day * DAY_MS);
+    if (o === cached(midnights, day + 1, (day + 1) * DAY_MS)) return o;
     const quarter = Math.floor(t / OFFSET_BUCKET);
     return cached(quarters, quarter, quarter * OFFSET_BUCKET);
   };
@@ -78,14 +78,14 @@ export function zoneClock(zone: string) {
     offsetAt,
     /** The local day (day number) of instant `t`. */
     dayOf(t: number): number {
-      return Math.floor((t + offsetAt(t) * MINUTE) / DAY);
+      return Math.floor((t + offsetAt(t) * MINUTE) / DAY_MS);
     },
     /**
      * The instant of `minutes` after local midnight of local day `day` (Luxon's rule: a time skipped
      * by a spring-forward change moves on by the gap; a repeated one is its first occurrence).
      */
     instant(day: number, minutes: number): number {
-      const local = day * DAY + minutes * MINUTE;
+      const local = day * DAY_MS + minutes * MINUTE;
       const o = offsetAt(local);
       let guess = local - o * MINUTE;
       const o2 = offsetAt(guess);
@@ -99,9 +99,9 @@ export function zoneClock(zone: string) {
 }
 
 /** `YYYY-MM-DD` → day number. */
-export const dayNumber = (date: string): number => Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY);
+export const dayNumber = (date: string): number => Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY_MS);
 /** Day number → `YYYY-MM-DD`. */
-export const dateOf = (day: number): string => new Date(day * DAY).toISOString().slice(0, 10);
+export const dateOf = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 /** ISO weekday (1 = Monday) of a day number; day 0, 1970-01-01, was a Thursday. */
 const weekdayOf = (day: number): number => ((((day + 3) % 7) + 7) % 7) + 1;
 

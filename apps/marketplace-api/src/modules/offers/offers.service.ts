@@ -20,8 +20,8 @@ import {
 import type { SettingsService } from '../settings/settings.service.js';
 import * as repo from './offers.repository.js';
 import type { OfferBody } from './offers.schemas.js';
+import { DAY_MS } from '../../lib/time.js';
 
-const DAY_MS = 86_400_000;
 
 const SLOT_MESSAGES = {
   past: 'Must be at least 60 minutes from now',

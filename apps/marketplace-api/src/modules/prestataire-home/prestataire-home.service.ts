@@ -1,7 +1,7 @@
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor } from '../../lib/context.js';
-import { addDays, startOfDayIn, todayIn } from '../../lib/time.js';
+import { addDays, DAY_MS, startOfDayIn, todayIn } from '../../lib/time.js';
 import * as repo from './prestataire-home.repository.js';
 import { MAX_AGENDA_DAYS, type AgendaQuery } from './prestataire-home.schemas.js';
 
@@ -10,7 +10,7 @@ const HOME_LIST_SIZE = 10;
 
 /** Days between two `YYYY-MM-DD` dates (calendar days: no time zone enters). */
 function daysBetween(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 }
 
 /** A prestataire's workspace: what is new for it, what it waits on, and its agenda, in its own time zone. */

@@ -17,11 +17,11 @@ import type {
   CreateServiceRequestBody,
   PatchServiceRequestBody,
 } from './service-requests.schemas.js';
+import { DAY_MS } from '../../lib/time.js';
 
 /** At most this many photos per request. */
 export const MAX_PHOTOS_PER_REQUEST = 10;
 
-const DAY_MS = 86_400_000;
 
 export interface ListQuery {
   page: number;
