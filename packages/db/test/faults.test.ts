@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asUnavailable, createCircuit, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
+import { asUnavailable, copyText, createCircuit, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
 import { startOutageProxy, type OutageProxy } from '../src/testing-outage.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, vehicles } from './fixtures.js';
@@ -133,6 +133,33 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('postgres.js through an outage',
     const results = await Promise.allSettled(Array.from({ length: 30 }, () => queryRows(handle.db, sql`select pg_sleep(0.01), 1 as one`)));
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     await expect(handle.exclusive('faults-test', async () => 'again')).resolves.toBe('again');
+  });
+
+  it('refuses a COPY as unavailable while the server is stopped, as every query, and copies again after', async () => {
+    await proxy.stop();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        const failed = await Promise.race([
+          copyText(handle.db, 'vehicles', ['name', 'plate'], `during\tC-${i}\n`).then(() => 'copied', (error: unknown) => error),
+          new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000)),
+        ]);
+        expect(isDatabaseUnavailable(failed), String(failed)).toBe(true);
+        expect(performance.now() - started).toBeLessThan(2000);
+      }
+    } finally {
+      await proxy.start();
+    }
+    const back = performance.now();
+    let copied = false;
+    while (!copied && performance.now() - back < 3000) {
+      copied = await copyText(handle.db, 'vehicles', ['name', 'plate'], 'after\tC-after\n').catch(() => false);
+      if (!copied) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(copied).toBe(true);
+    const rows = await queryRows<{ name: string }>(handle.db, sql`select name from vehicles where plate like 'C-%' order by name`);
+    expect(rows.map((r) => r.name)).toEqual(['after']);
+    expect(handle.poolStats()[0]?.inFlight).toBe(0);
   });
 
   it('classifies a backend terminated by the server (57P01) and a refused port', async () => {
