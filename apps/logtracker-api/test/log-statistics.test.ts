@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { queryRows } from '@repo/db';
+import { createDatabase, queryRows } from '@repo/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYZE_MIN_ROWS, createLogStatisticsService } from '../src/modules/maintenance/log-statistics.service.js';
+import { logs } from '../src/db/schema/index.js';
+import { migrationsFolder, schema } from '../src/db/index.js';
 import { buildTestApp, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
 
 // The planner's statistics of the logs partitions follow a burst of ingest within seconds, with no
@@ -76,5 +78,41 @@ describe('logs statistics after a burst', () => {
     await ingest(project.id, 500);
     const statistics = createLogStatisticsService({ db: t.database.db });
     expect(await statistics.refresh()).toEqual([]);
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('logs statistics after a burst on PostgreSQL', () => {
+  // A server connection flushes its row counts to the statistics at most once a second; what it
+  // wrote within a second of its last flush reaches them only once it has been idle ten seconds.
+  it('analyses a burst whose counts reach the statistics ten seconds late', async () => {
+    const project = await createProject(t, owner);
+    const before = await partitionOfNow();
+    const counted = Math.max(before!.counted, 0);
+    // The app's analysis, not the server's own a minute later, is what this waits for.
+    await t.database.db.execute(sql`alter table ${sql.identifier(before!.name)} set (autovacuum_enabled = false)`);
+    // A writer of its own, kept open (closing would flush its counts at once): one row, flushed as
+    // it goes idle, then the burst within the second, its counts held back for ten seconds.
+    const writer = await createDatabase({ url: t.database.url, schema, migrationsFolder, poolSize: 1 });
+    try {
+      const row = (i: number) => ({ projectId: project.id, level: 'warning' as const, message: `disk full on node-${i % 5}`, timestamp: new Date() });
+      await writer.db.insert(logs).values(row(0));
+      await writer.db.insert(logs).values(Array.from({ length: 6_000 }, (_, i) => row(i)));
+      // One stored batch arms the app's checks; the first, a second later, sees the partition
+      // without the burst.
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/projects/${project.id}/logs/batch`,
+        headers: owner.headers,
+        payload: { logs: [{ level: 'info', message: 'deploy done' }] },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      const after = await waitFor(async () => {
+        const p = await partitionOfNow();
+        return p && p.counted >= counted + ANALYZE_MIN_ROWS ? p : undefined;
+      });
+      expect(after.name).toBe(before!.name);
+    } finally {
+      await writer.close();
+    }
   });
 });

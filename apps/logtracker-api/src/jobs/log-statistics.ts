@@ -5,15 +5,23 @@ import type { LogEvents } from '../modules/logs/log-events.js';
 
 /** How soon after ingest the partitions' statistics are looked at, and how often while it goes on. */
 const CHECK_INTERVAL_MS = 1_000;
+/**
+ * PostgreSQL's counts of new rows come from each writing connection, at most once a second; what a
+ * connection wrote within a second of its last report is reported once it has been idle for ten
+ * seconds (PGSTAT_IDLE_INTERVAL). The end of a burst can therefore reach the counts after the last
+ * check: one more check this long after the last batch sees it.
+ */
+const LATE_COUNTS_CHECK_MS = 11_000;
 
 /**
  * Refreshes the logs partitions' statistics after ingest (see createLogStatisticsService): any
- * stored batch arms a check a second later; while batches keep coming, one check a second. Idle,
- * it costs nothing.
+ * stored batch arms a check a second later; while batches keep coming, one check a second; and a
+ * last one once the counts of the burst's end are in. Idle, it costs nothing.
  */
 export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; events: LogEvents }) {
   const statistics = createLogStatisticsService({ db: deps.db });
   let timer: NodeJS.Timeout | undefined;
+  let lateCounts: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let pending = false;
   let closed = false;
@@ -40,11 +48,27 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     timer.unref();
   };
 
-  const unsubscribe = deps.events.subscribeAll(() => arm());
+  const armLateCounts = () => {
+    if (lateCounts) {
+      lateCounts.refresh();
+      return;
+    }
+    lateCounts = setTimeout(() => {
+      lateCounts = undefined;
+      arm();
+    }, LATE_COUNTS_CHECK_MS);
+    lateCounts.unref();
+  };
+
+  const unsubscribe = deps.events.subscribeAll(() => {
+    arm();
+    armLateCounts();
+  });
   app.addHook('preClose', async () => {
     closed = true;
     unsubscribe();
     if (timer) clearTimeout(timer);
+    if (lateCounts) clearTimeout(lateCounts);
     await running;
   });
   return statistics;
