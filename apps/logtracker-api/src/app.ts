@@ -71,13 +71,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const webhookGuard = createWebhookGuard({ allowPrivateNetworks: config.alerts.allowPrivateNetworks, resolve: overrides.resolveHost });
   // Several instances: request counts and the login throttle live where every instance sees them
   // (RATE_LIMIT_STORE: Redis, this database, or each process's memory).
-  const shared = openSharedCounters({
-    store: config.rateLimit.store,
-    db: database.db,
-    redisUrl: config.rateLimit.redisUrl,
-    onError: (error, what) => app.log.warn({ err: error }, what),
-  });
-  app.addHook('onClose', shared.close);
+  const shared = openSharedCounters(app, { store: config.rateLimit.store, redisUrl: config.rateLimit.redisUrl, db: database.db });
 
   await registerFoundation(app, {
     cors: config.cors,

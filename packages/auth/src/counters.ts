@@ -1,4 +1,5 @@
 import { createRequestCounter, purgeExpiredCounters, rateLimitCounters, type DbOrTx, type RequestCounter } from '@repo/db';
+import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { RateLimiterDrizzle, RateLimiterRedis, type RateLimiterStoreAbstract } from 'rate-limiter-flexible';
 
@@ -127,20 +128,31 @@ const PURGE_INTERVAL_MS = 10 * 60_000;
 /**
  * The counters of a running app, after RATE_LIMIT_STORE: none for `memory` (each throttle keeps its
  * own, in this process), Redis for `redis`, the app's database for `postgres` (whose expired rows
- * are deleted every ten minutes). `close` stops that and ends the Redis connection; the database is
- * the app's to close, after.
+ * are deleted every ten minutes). Their errors go to the app's log as warnings; they close with the
+ * app (the purge stops, the Redis connection ends), before its database closes.
  */
-export function openSharedCounters(options: {
-  store: 'memory' | 'postgres' | 'redis';
-  db: DbOrTx;
-  redisUrl?: string;
-  onError: (error: Error, what: string) => void;
-}): {
+export function openSharedCounters(
+  app: Pick<FastifyInstance, 'log' | 'addHook'>,
+  options: { store: 'memory' | 'postgres' | 'redis'; db: DbOrTx; redisUrl?: string },
+): SharedCounters {
+  const shared = sharedCountersOf({ ...options, onError: (error, what) => app.log.warn({ err: error }, what) });
+  app.addHook('onClose', shared.close);
+  return shared;
+}
+
+export interface SharedCounters {
   counters?: CounterSource;
   /** The request rate limiter's counter for the `postgres` store (see createRequestCounter); Redis has the plugin's own. */
   countHit?: RequestCounter['hit'];
   close: () => Promise<void>;
-} {
+}
+
+function sharedCountersOf(options: {
+  store: 'memory' | 'postgres' | 'redis';
+  db: DbOrTx;
+  redisUrl?: string;
+  onError: (error: Error, what: string) => void;
+}): SharedCounters {
   if (options.store === 'memory') return { close: async () => {} };
   if (options.store === 'redis' && options.redisUrl) {
     const redis = new Redis(options.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 });
