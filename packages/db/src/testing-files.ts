@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * What marks a test file as one that runs against the test database: the apps' test helpers, the
@@ -22,4 +23,25 @@ export function withoutTestDatabase(root: string, files: readonly string[]): str
     }
   }
   return process.env.TEST_DATABASE_ONLY ? [...files] : [];
+}
+
+/**
+ * The vitest `test` options both apps' suites share, for the app whose folder is `root`: its files
+ * under test/, `withoutDatabase` left out of the pass on PostgreSQL (see withoutTestDatabase),
+ * `defaultExclude` being vitest's `configDefaults.exclude`.
+ */
+export function appTestOptions(root: URL, defaultExclude: readonly string[], withoutDatabase: readonly string[]) {
+  return {
+    include: ['test/**/*.test.ts'],
+    exclude: [...defaultExclude, ...withoutTestDatabase(fileURLToPath(root), withoutDatabase)],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each file gets its own database. On PGlite the database runs in the worker: two workers match
+    // the machine's two cores. On a server the workers wait on it (and on the CLIs some tests
+    // start) a good part of the time: a third keeps the cores busy.
+    maxWorkers: process.env.TEST_DATABASE_URL ? 3 : 2,
+    // The files share their worker's modules (no test mocks a module or keeps state in one): each
+    // file re-importing the app's module graph, and warming it up anew, cost more than its tests.
+    isolate: false,
+  };
 }
