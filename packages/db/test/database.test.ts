@@ -1,6 +1,6 @@
-import { asc, eq, ilike } from 'drizzle-orm';
+import { asc, count, eq, ilike, like } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { arrayLiteral, copyText, escapeLike, executeCount, queryRows, sql, sqlState, withTransaction, type DbOrTx } from '../src/index.js';
+import { arrayLiteral, copyText, escapeLike, executeCount, pageWithTotal, queryRows, sql, sqlState, totalOfList, withTransaction, type DbOrTx } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 
@@ -133,6 +133,38 @@ describe('plans', () => {
       // PGlite runs one connection, whose statements are not kept prepared.
       expect(handle.customPlanDb).toBe(handle.db);
     }
+  });
+});
+
+describe('a page with its total (totalOfList, pageWithTotal)', () => {
+  async function page(limit: number, offset: number) {
+    let countedApart = 0;
+    const rows = await handle.db
+      .select({ name: vehicles.name, total: totalOfList() })
+      .from(vehicles)
+      .where(like(vehicles.plate, 'P-%'))
+      .orderBy(asc(vehicles.id))
+      .limit(limit)
+      .offset(offset);
+    const result = await pageWithTotal(rows, offset, async () => {
+      countedApart += 1;
+      const [counted] = await handle.db.select({ n: count() }).from(vehicles).where(like(vehicles.plate, 'P-%'));
+      return counted?.n ?? 0;
+    });
+    return { ...result, countedApart };
+  }
+
+  it('answers the page without the total column, and the total of the filtered list, in one statement', async () => {
+    await handle.db.insert(vehicles).values([1, 2, 3, 4, 5].map((i) => ({ name: `car ${i}`, plate: `P-${i}` })));
+    await handle.db.insert(vehicles).values({ name: 'not listed', plate: 'Q-1' });
+    expect(await page(2, 0)).toEqual({ rows: [{ name: 'car 1' }, { name: 'car 2' }], total: 5, countedApart: 0 });
+    expect(await page(2, 4)).toEqual({ rows: [{ name: 'car 5' }], total: 5, countedApart: 0 });
+  });
+
+  it('counts apart for a page past the end, and answers 0 for an empty list without counting', async () => {
+    expect(await page(2, 0)).toEqual({ rows: [], total: 0, countedApart: 0 });
+    await handle.db.insert(vehicles).values([1, 2, 3].map((i) => ({ name: `car ${i}`, plate: `P-${i}` })));
+    expect(await page(2, 6)).toEqual({ rows: [], total: 3, countedApart: 1 });
   });
 });
 
