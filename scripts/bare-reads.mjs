@@ -56,11 +56,11 @@ if (marketplace) {
     return { data: user };
   });
   route('/api/v1/vehicles', async (userId) => {
-    const [rows, [{ n }]] = await Promise.all([
-      sql`select * from vehicles where owner_id = ${userId} and deleted_at is null order by created_at desc, id desc limit 20`,
-      sql`select count(*)::int as n from vehicles where owner_id = ${userId} and deleted_at is null`,
-    ]);
-    return { data: rows, meta: meta(n) };
+    // The page and the garage's total in one statement, as the app reads them (first page: never
+    // past the end, so never the app's count apart).
+    const rows = await sql`select *, (count(*) over ())::int as total from vehicles
+                            where owner_id = ${userId} and deleted_at is null order by created_at desc, id desc limit 20`;
+    return { data: rows.map(({ total: _total, ...vehicle }) => vehicle), meta: meta(rows[0]?.total ?? 0) };
   });
   route('/api/v1/appointments', async (userId) => {
     const [rows, [{ n }]] = await Promise.all([
@@ -84,11 +84,12 @@ if (marketplace) {
     return { data: user };
   });
   route('/api/projects', async (userId) => {
-    const rows = await sql`select p.id, p.name, p.description, p.repository_url, m.role, p.created_at, p.updated_at
+    // The page and the total in one statement, as the app reads them.
+    const rows = await sql`select p.id, p.name, p.description, p.repository_url, m.role, p.created_at, p.updated_at,
+                                  (count(*) over ())::int as total
                              from projects p join project_members m on m.project_id = p.id
                             where m.user_id = ${userId} order by p.created_at desc, p.id desc limit 20`;
-    const [{ n }] = await sql`select count(*)::int as n from project_members where user_id = ${userId}`;
-    return { data: rows, meta: meta(n) };
+    return { data: rows.map(({ total: _total, ...project }) => project), meta: meta(rows[0]?.total ?? 0) };
   });
 }
 app.get('/health', async () => ({ ok: true }));

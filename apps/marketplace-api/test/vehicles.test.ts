@@ -86,6 +86,41 @@ describe('vehicles: happy path', () => {
   });
 });
 
+
+describe('vehicles: the garage, page by page', () => {
+  it('pages the live vehicles newest first, with the total of the garage on every page and past the end', async () => {
+    const client = await createClient(t);
+    const other = await createClient(t);
+    const ids: number[] = [];
+    for (const model of ['Clio', 'Megane', 'Kangoo', 'Zoe', 'Twingo']) {
+      const res = await create(client.token, { make: 'Renault', model, year: 2020 });
+      expect(res.statusCode, res.body).toBe(201);
+      ids.push((res.json() as { data: VehicleBody }).data.id);
+    }
+    expect((await create(other.token, { make: 'Peugeot', model: '208', year: 2021 })).statusCode).toBe(201);
+    const removed = await t.app.inject({ method: 'DELETE', url: `/api/v1/vehicles/${ids[0]}`, headers: bearer(client.token) });
+    expect(removed.statusCode, removed.body).toBe(200);
+
+    const pageOf = async (page: number) => {
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/vehicles?page=${page}&per_page=3`, headers: bearer(client.token) });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as { data: VehicleBody[]; meta: Record<string, number> };
+    };
+    const meta = { per_page: 3, total: 4, last_page: 2 };
+    const first = await pageOf(1);
+    expect(first.data.map((v) => v.id)).toEqual([ids[4], ids[3], ids[2]]);
+    expect(first.meta).toEqual({ ...meta, current_page: 1 });
+    expect(first.data[0]).not.toHaveProperty('total');
+    const second = await pageOf(2);
+    expect(second.data.map((v) => v.id)).toEqual([ids[1]]);
+    expect(second.meta).toEqual({ ...meta, current_page: 2 });
+    const beyond = await pageOf(5);
+    expect(beyond).toEqual({ data: [], meta: { ...meta, current_page: 5 } });
+
+    const empty = await t.app.inject({ method: 'GET', url: '/api/v1/vehicles', headers: bearer((await createClient(t)).token) });
+    expect(empty.json()).toMatchObject({ data: [], meta: { total: 0, current_page: 1 } });
+  });
+});
 describe('vehicles: errors', () => {
   it('validates every field with dotted paths', async () => {
     const client = await createClient(t);

@@ -1,4 +1,4 @@
-import { preparedOnce, withTransaction } from '@repo/db';
+import { pageWithTotal, preparedOnce, totalOfList, withTransaction } from '@repo/db';
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logPatterns, logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
@@ -33,16 +33,17 @@ const summaryColumns = {
   createdAt: projects.createdAt,
   updatedAt: projects.updatedAt,
 };
+// The page and its total in one statement (a member's projects are tens at most: see totalOfList).
 const memberProjects = preparedOnce((db) =>
   db
-    .select({ project: summaryColumns, role: projectMembers.role })
+    .select({ project: summaryColumns, role: projectMembers.role, total: totalOfList() })
     .from(projects)
     .innerJoin(projectMembers, eq(projectMembers.projectId, projects.id))
     .where(eq(projectMembers.userId, sql.placeholder('userId')))
     .orderBy(desc(projects.createdAt), desc(projects.id))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
-    .prepare('member_projects'),
+    .prepare('member_projects_page'),
 );
 const memberProjectCount = preparedOnce((db) =>
   db.select({ n: count() }).from(projectMembers).where(eq(projectMembers.userId, sql.placeholder('userId'))).prepare('member_project_count'),
@@ -69,11 +70,10 @@ export async function findMembership(db: DbTx, projectId: number, userId: number
 }
 
 export async function listForMember(db: DbTx, userId: number, limit: number, offset: number) {
-  const [rows, [total]] = await Promise.all([
-    memberProjects(db).execute({ userId, limit, offset }),
-    memberProjectCount(db).execute({ userId }),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageWithTotal(await memberProjects(db).execute({ userId, limit, offset }), offset, async () => {
+    const [counted] = await memberProjectCount(db).execute({ userId });
+    return counted?.n ?? 0;
+  });
 }
 
 export async function insertProject(

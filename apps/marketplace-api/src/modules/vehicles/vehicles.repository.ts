@@ -1,5 +1,5 @@
-import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
-import { preparedOnce } from '@repo/db';
+import { and, count, desc, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+import { pageWithTotal, preparedOnce, totalOfList } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import { vehicles, type Vehicle } from '../../db/schema/index.js';
 
@@ -7,16 +7,17 @@ type VehicleValues = Partial<Omit<typeof vehicles.$inferInsert, 'id' | 'ownerId'
 
 const live = (ownerId: number) => and(eq(vehicles.ownerId, ownerId), isNull(vehicles.deletedAt));
 
-// The garage list is on the common path: prepared once per database (see preparedOnce).
-const ownVehicles = preparedOnce((db) =>
+// The garage list is on the common path: prepared once per database (see preparedOnce), the page
+// and its total in one statement (an owner's garage is a handful of rows: see totalOfList).
+const ownVehiclesPage = preparedOnce((db) =>
   db
-    .select()
+    .select({ ...getTableColumns(vehicles), total: totalOfList() })
     .from(vehicles)
     .where(and(eq(vehicles.ownerId, sql.placeholder('ownerId')), isNull(vehicles.deletedAt)))
     .orderBy(desc(vehicles.createdAt), desc(vehicles.id))
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
-    .prepare('own_vehicles'),
+    .prepare('own_vehicles_page'),
 );
 const ownVehicleCount = preparedOnce((db) =>
   db
@@ -27,11 +28,10 @@ const ownVehicleCount = preparedOnce((db) =>
 );
 
 export async function listVehicles(db: DbTx, ownerId: number, limit: number, offset: number) {
-  const [rows, [total]] = await Promise.all([
-    ownVehicles(db).execute({ ownerId, limit, offset }),
-    ownVehicleCount(db).execute({ ownerId }),
-  ]);
-  return { rows, total: total?.n ?? 0 };
+  return pageWithTotal(await ownVehiclesPage(db).execute({ ownerId, limit, offset }), offset, async () => {
+    const [counted] = await ownVehicleCount(db).execute({ ownerId });
+    return counted?.n ?? 0;
+  });
 }
 
 /** The owner's live vehicle; someone else's, or a deleted one, is not found. */
