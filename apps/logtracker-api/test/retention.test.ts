@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '@repo/config';
 import { createDatabase, queryRows } from '@repo/db';
 import { initializedPgliteDir } from '@repo/db/testing';
+import { builtCli, runNode } from '@repo/db/testing-files';
 import { asc, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/app.js';
@@ -428,35 +427,8 @@ describe('retention CLI (node dist/cli/retention.js)', () => {
   const cli = join(APP_DIR, 'dist', 'cli', 'retention.js');
   let dataDir: string;
 
-  /** The newest modification time under a directory. */
-  function newest(dir: string): number {
-    let latest = 0;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-    }
-    return latest;
-  }
-
-  function run(command: string, args: string[], env: Record<string, string>) {
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(command, args, { cwd: APP_DIR, env: { PATH: process.env.PATH ?? '', ...env } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
-
   beforeAll(async () => {
-    // CI builds before testing; a local run after editing the sources rebuilds the stale output.
-    if (!existsSync(cli) || statSync(cli).mtimeMs < newest(join(APP_DIR, 'src'))) {
-      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-      const build = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {});
-      if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
-    }
+    await builtCli(APP_DIR, 'retention');
     dataDir = await initializedPgliteDir('retention-cli-');
   }, 120_000);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -482,7 +454,7 @@ describe('retention CLI (node dist/cli/retention.js)', () => {
       await seeding.close();
     }
 
-    const result = await run(process.execPath, [cli], { ...env, RETENTION_BATCH_SIZE: '2' });
+    const result = await runNode(APP_DIR, [cli], { ...env, RETENTION_BATCH_SIZE: '2' });
 
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trim().split('\n');
@@ -504,7 +476,7 @@ describe('retention CLI (node dist/cli/retention.js)', () => {
   });
 
   it('exits 1 with a JSON error line when it cannot run', async () => {
-    const result = await run(process.execPath, [cli], { NODE_ENV: 'development', DATA_DIR: dataDir, RETENTION_BATCH_SIZE: '0' });
+    const result = await runNode(APP_DIR, [cli], { NODE_ENV: 'development', DATA_DIR: dataDir, RETENTION_BATCH_SIZE: '0' });
 
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');

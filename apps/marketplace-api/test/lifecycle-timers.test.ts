@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initializedPgliteDir } from '@repo/db/testing';
+import { builtCli, runNode } from '@repo/db/testing-files';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/app.js';
@@ -232,34 +231,8 @@ describe('timers CLI (node dist/cli/timers.js)', () => {
   const cli = join(APP_DIR, 'dist', 'cli', 'timers.js');
   let dataDir: string;
 
-  function newest(dir: string): number {
-    let latest = 0;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-    }
-    return latest;
-  }
-
-  function run(command: string, args: string[], env: Record<string, string>) {
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(command, args, { cwd: APP_DIR, env: { PATH: process.env.PATH ?? '', ...env } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
-
   beforeAll(async () => {
-    // CI builds before testing; a local run after editing the sources rebuilds the stale output.
-    if (!existsSync(cli) || statSync(cli).mtimeMs < newest(join(APP_DIR, 'src'))) {
-      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-      const build = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {});
-      if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
-    }
+    await builtCli(APP_DIR, 'timers');
     dataDir = await initializedPgliteDir('timers-cli-');
   }, 180_000);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -293,14 +266,14 @@ describe('timers CLI (node dist/cli/timers.js)', () => {
       await seeding.close();
     }
 
-    const offerOnly = await run(process.execPath, [cli, 'offer-expiry'], env);
+    const offerOnly = await runNode(APP_DIR, [cli, 'offer-expiry'], env);
     expect(offerOnly.code, offerOnly.stderr).toBe(0);
     const first = JSON.parse(offerOnly.stdout.trim()) as { ok: boolean; moved: Record<string, Record<string, number[]>> };
     expect(first).toMatchObject({ job: 'timers', ok: true, timers: ['offer-expiry'] });
     expect(first.moved.offer_expiry?.offers).toHaveLength(1);
     expect(first.moved.request_expiry).toBeUndefined();
 
-    const all = await run(process.execPath, [cli, 'all'], env);
+    const all = await runNode(APP_DIR, [cli, 'all'], env);
     expect(all.code, all.stderr).toBe(0);
     const second = JSON.parse(all.stdout.trim()) as { moved: Record<string, Record<string, number[]>> };
     expect(second.moved).toEqual({
@@ -311,7 +284,7 @@ describe('timers CLI (node dist/cli/timers.js)', () => {
   });
 
   it('exits 2 with the usage on an unknown timer', async () => {
-    const result = await run(process.execPath, [cli, 'everything'], { NODE_ENV: 'development', DATA_DIR: dataDir });
+    const result = await runNode(APP_DIR, [cli, 'everything'], { NODE_ENV: 'development', DATA_DIR: dataDir });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(JSON.parse(result.stderr.trim())).toMatchObject({ job: 'timers', ok: false, error: expect.stringContaining('request-expiry|offer-expiry|auto-complete|all') });

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,4 +46,51 @@ export function appTestOptions(root: URL, defaultExclude: readonly string[], wit
     // file re-importing the app's module graph, and warming it up anew, cost more than its tests.
     isolate: false,
   };
+}
+
+export interface NodeRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node …args` in `cwd` with only PATH and `env` for environment: its exit code and output. */
+export function runNode(cwd: string, args: string[], env: Record<string, string>): Promise<NodeRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The newest modification time of a file under a directory. */
+function newestUnder(dir: string): number {
+  let latest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    latest = Math.max(latest, entry.isDirectory() ? newestUnder(path) : statSync(path).mtimeMs);
+  }
+  return latest;
+}
+
+/**
+ * The path of an app's built command (`dist/cli/<name>.js`), for a test that runs it as the
+ * platform does. CI builds before testing; a local run after editing the sources builds the app
+ * first (its `tsconfig.build.json`). A build with nothing to emit (sources saved unchanged) leaves
+ * the output as it was: the command's time is brought forward so that the next run does not build
+ * again.
+ */
+export async function builtCli(appDir: string, name: string): Promise<string> {
+  const cli = join(appDir, 'dist', 'cli', `${name}.js`);
+  if (existsSync(cli) && statSync(cli).mtimeMs >= newestUnder(join(appDir, 'src'))) return cli;
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const build = await runNode(appDir, [tsc, '-p', 'tsconfig.build.json'], {});
+  if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
+  const now = new Date();
+  utimesSync(cli, now, now);
+  return cli;
 }

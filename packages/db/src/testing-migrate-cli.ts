@@ -3,14 +3,13 @@
  * over its own migrations and configuration, and its `migrate` package script. Test-only: it
  * declares vitest tests, so only a test file calls it.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appSchemaName, queryRows, type DatabaseHandle } from './index.js';
+import { builtCli, runNode } from './testing-files.js';
 import { initializedPgliteDir } from './testing-snapshot.js';
 
 type Env = Record<string, string>;
@@ -28,28 +27,6 @@ export interface MigrateCliSuiteOptions {
   open(env: Env): Promise<Pick<DatabaseHandle<Record<string, unknown>>, 'db' | 'close'>>;
   /** What else the app's configuration requires with NODE_ENV=production (secrets, SMTP_URL). */
   productionEnv: Env;
-}
-
-/** The newest modification time under a directory. */
-function newest(dir: string): number {
-  let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }
-  return latest;
-}
-
-function run(cwd: string, args: string[], env: Env) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
@@ -105,12 +82,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
     }
 
     beforeAll(async () => {
-      // CI builds before testing; a local run after editing the sources rebuilds the stale output.
-      if (!existsSync(cli) || statSync(cli).mtimeMs < newest(join(appDir, 'src'))) {
-        const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-        const build = await run(appDir, [tsc, '-p', 'tsconfig.build.json'], {});
-        if (build.code !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
-      }
+      await builtCli(appDir, 'migrate');
       dataDir = await initializedPgliteDir('migrate-cli-');
     }, 120_000);
     afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -123,7 +95,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
       // The Job shares the app's environment, MIGRATE_ON_START=false included: the command migrates all the same.
       const env = { NODE_ENV: 'development', DATA_DIR: dataDir, MIGRATE_ON_START: 'false' };
 
-      const result = await run(appDir, [cli], env);
+      const result = await runNode(appDir, [cli], env);
 
       expect(result.code, result.stderr).toBe(0);
       const lines = result.stdout.trim().split('\n');
@@ -142,7 +114,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
       const env = { NODE_ENV: 'development', DATA_DIR: dataDir };
       const before = await inspect(env);
 
-      const result = await run(appDir, [cli], env);
+      const result = await runNode(appDir, [cli], env);
 
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout.trim())).toMatchObject({ job: 'migrate', ok: true, app });
@@ -150,7 +122,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
     });
 
     it('exits 1 with a JSON error line when the configuration is bad', async () => {
-      const result = await run(appDir, [cli], { NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: `mysql://db/${app}` });
+      const result = await runNode(appDir, [cli], { NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: `mysql://db/${app}` });
 
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
@@ -161,7 +133,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
 
     it('exits 1 with a JSON error line when the database server cannot be reached', async () => {
       // Nothing listens on port 1 of the loopback: the connection is refused at once.
-      const result = await run(appDir, [cli], {
+      const result = await runNode(appDir, [cli], {
         ...options.productionEnv,
         NODE_ENV: 'production',
         DATABASE_URL: `postgres://nobody@127.0.0.1:1/${app}`,
