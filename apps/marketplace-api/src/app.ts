@@ -74,7 +74,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   // Several instances: request counts, the login throttle and the e-mail send limits live where
   // every instance sees them (RATE_LIMIT_STORE: Redis, this database, or each process's memory).
-  const shared = openSharedCounters(app, { store: config.rateLimit.store, redisUrl: config.rateLimit.redisUrl, db: db });
+  const shared = openSharedCounters(app, { store: config.rateLimit.store, redisUrl: config.rateLimit.redisUrl, db });
 
   await registerFoundation(app, {
     cors: config.cors,
