@@ -1,8 +1,8 @@
 import { id, iso, paginatedEnvelope, paginationQuery, timestamp } from '@repo/schemas';
 import { z } from 'zod';
+import { DAY_MS } from '../../lib/time.js';
 import type { UpperBound } from '../../lib/time-bounds.js';
 import type { ActivityRow } from './activity-log.repository.js';
-import { DAY_MS } from '../../lib/time.js';
 
 const isoDate = z.iso.date();
 const isoDateTime = z.iso.datetime({ offset: true });

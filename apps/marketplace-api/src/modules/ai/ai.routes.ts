@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, messageEnvelope } from '@repo/schemas';
 import { actorOf } from '../../lib/context.js';
+import { DAY_MS } from '../../lib/time.js';
 import { CacheParams, iso, StatsQuery, StatsResponse, SuggestBody, SuggestResponse } from './ai.schemas.js';
 import type { AiService } from './ai.service.js';
 import type { SuggestionsService } from './suggestions.service.js';
-import { DAY_MS } from '../../lib/time.js';
 
 export function aiRoutes(deps: { ai: AiService; suggestions: SuggestionsService; modelName: string }): FastifyPluginAsyncZod {
   return async (app) => {

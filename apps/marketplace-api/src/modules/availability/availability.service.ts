@@ -1,10 +1,10 @@
 import { AppError } from '@repo/http';
 import { DateTime } from 'luxon';
 import type { DbTx } from '../../db/index.js';
+import { DAY_MS } from '../../lib/time.js';
 import type { Schedule } from './slots.js';
 import * as repo from './availability.repository.js';
 import { dateOf, dayNumber, datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock } from './slots.js';
-import { DAY_MS } from '../../lib/time.js';
 
 export type SlotVerdict = 'free' | 'past' | 'outside_hours' | 'busy';
 

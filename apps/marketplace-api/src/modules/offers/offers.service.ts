@@ -4,6 +4,7 @@ import type { DbTx } from '../../db/index.js';
 import type { Offer, ServiceRequest } from '../../db/schema/index.js';
 import type { Actor } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
+import { DAY_MS } from '../../lib/time.js';
 import { illegalMove, transition, type TransitionDeps } from '../../lib/transitions.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { Outbox } from '../outbox/outbox.js';
@@ -20,8 +21,6 @@ import {
 import type { SettingsService } from '../settings/settings.service.js';
 import * as repo from './offers.repository.js';
 import type { OfferBody } from './offers.schemas.js';
-import { DAY_MS } from '../../lib/time.js';
-
 
 const SLOT_MESSAGES = {
   past: 'Must be at least 60 minutes from now',

@@ -4,6 +4,7 @@ import type { DbTx } from '../../db/index.js';
 import type { ServiceRequest, ServiceRequestStatus } from '../../db/schema/index.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
 import type { Actor } from '../../lib/context.js';
+import { DAY_MS } from '../../lib/time.js';
 import { illegalMove, transition, type TransitionDeps } from '../../lib/transitions.js';
 import type { UploadedFile } from '../../lib/uploads.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
@@ -17,11 +18,9 @@ import type {
   CreateServiceRequestBody,
   PatchServiceRequestBody,
 } from './service-requests.schemas.js';
-import { DAY_MS } from '../../lib/time.js';
 
 /** At most this many photos per request. */
 export const MAX_PHOTOS_PER_REQUEST = 10;
-
 
 export interface ListQuery {
   page: number;
