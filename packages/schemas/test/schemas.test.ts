@@ -30,6 +30,24 @@ describe('shared schemas', () => {
     expect(iso(null)).toBeNull();
   });
 
+  it('writes an instant exactly as toISOString does, across years, days and milliseconds', () => {
+    const step = 7_919_137_777; // about 92 days and an odd millisecond count: every field moves
+    for (let t = Date.UTC(1970, 0, 1); t < Date.UTC(2400, 0, 1); t += step) {
+      const d = new Date(t);
+      expect(iso(d)).toBe(d.toISOString());
+    }
+    for (const text of ['2026-12-31T23:59:59.999Z', '2028-02-29T00:00:00.000Z', '2026-01-02T03:04:05.007Z', '2026-01-02T03:04:05.070Z']) {
+      expect(iso(new Date(text))).toBe(text);
+    }
+    // Years ISO writes with four padded digits, or with a sign and six.
+    for (const year of [0, 7, 99, 999, 9999, -1, 10_000, 275_760]) {
+      const d = new Date(Date.UTC(2000, 5, 15, 12, 30, 45, 123));
+      d.setUTCFullYear(year);
+      expect(iso(d)).toBe(d.toISOString());
+    }
+    expect(() => iso(new Date(Number.NaN))).toThrow(RangeError);
+  });
+
   it('normalises e-mail addresses', () => {
     expect(email.parse('  Ada@Example.COM ')).toBe('ada@example.com');
     expect(email.safeParse('not-an-email').success).toBe(false);
