@@ -168,6 +168,65 @@ describe('a page with its total (totalOfList, pageWithTotal)', () => {
   });
 });
 
+describe('rows mapped by drizzle (patches/drizzle-orm@0.45.4.patch)', () => {
+  it('decodes each column and each mapped SQL value, row after row, of a prepared query', async () => {
+    await handle.db.insert(vehicles).values([1, 2, 3].map((i) => ({ name: `car ${i}`, plate: `P-${i}` })));
+    const query = handle.db
+      .select({ id: vehicles.id, name: vehicles.name, createdAt: vehicles.createdAt, half: sql`${vehicles.id}::numeric / 2`.mapWith(Number) })
+      .from(vehicles)
+      .where(like(vehicles.plate, sql.placeholder('plate')))
+      .orderBy(asc(vehicles.id))
+      .prepare('mapped_vehicles');
+    for (const plate of ['P-%', 'P-2']) {
+      const rows = await query.execute({ plate });
+      expect(rows.map(({ id, name, half }) => ({ id, name, half }))).toEqual(
+        (plate === 'P-%' ? [1, 2, 3] : [2]).map((id) => ({ id, name: `car ${id}`, half: id / 2 })),
+      );
+      for (const row of rows) expect(row.createdAt).toBeInstanceOf(Date);
+    }
+  });
+
+  it('resolves the decoders of a select once per prepared query, not once per row', async () => {
+    await handle.db.insert(vehicles).values([1, 2, 3].map((i) => ({ name: `car ${i}`, plate: `P-${i}` })));
+    const decoder = { mapFromDriverValue: (value: unknown) => Number(value) };
+    const doubled = sql<number>`${vehicles.id} * 2`.mapWith(decoder);
+    let reads = 0;
+    Object.defineProperty(doubled, 'decoder', {
+      get: () => {
+        reads += 1;
+        return decoder;
+      },
+    });
+    const query = handle.db.select({ doubled }).from(vehicles).orderBy(asc(vehicles.id)).prepare('decoded_once');
+    expect(await query.execute()).toEqual([{ doubled: 2 }, { doubled: 4 }, { doubled: 6 }]);
+    expect(await query.execute()).toEqual([{ doubled: 2 }, { doubled: 4 }, { doubled: 6 }]);
+    expect(reads).toBe(1);
+  });
+
+  it('nests selected objects, and answers null for the table of a left join that matched nothing', async () => {
+    const [withLog, withoutLog] = await handle.db
+      .insert(vehicles)
+      .values([
+        { name: 'logged', plate: 'L-1' },
+        { name: 'bare', plate: 'L-2' },
+      ])
+      .returning();
+    await handle.db.insert(serviceLogs).values({ vehicleId: withLog!.id, note: 'Oil change' });
+    const rows = await handle.db
+      .select({ vehicle: { name: vehicles.name }, log: { id: serviceLogs.id, note: serviceLogs.note } })
+      .from(vehicles)
+      .leftJoin(serviceLogs, eq(serviceLogs.vehicleId, vehicles.id))
+      .orderBy(asc(vehicles.id));
+    expect(rows).toEqual([
+      { vehicle: { name: 'logged' }, log: { id: expect.any(Number), note: 'Oil change' } },
+      { vehicle: { name: 'bare' }, log: null },
+    ]);
+    expect(withoutLog!.name).toBe('bare');
+    const whole = await handle.db.select().from(serviceLogs).innerJoin(vehicles, eq(vehicles.id, serviceLogs.vehicleId));
+    expect(whole).toEqual([{ service_logs: expect.objectContaining({ note: 'Oil change' }), vehicles: expect.objectContaining({ name: 'logged' }) }]);
+  });
+});
+
 describe('arrayLiteral', () => {
   it('binds a column of values as one parameter, quotes, backslashes, commas and braces kept', async () => {
     const texts = ['plain', 'say "hi"', 'back\\slash', 'a,b', '{x}', '', 'NULL'];
