@@ -88,9 +88,10 @@ const BURST_SETTLE_MS = 3000;
 const BURST_SAMPLES = 100;
 
 // The common read path (auth hook, session lookup, query, serialisation) against a bare Fastify +
-// postgres.js endpoint doing the same work: BENCH_COMMON_SECONDS per run, two runs each, alternating,
-// then one each at half the app's rate (the p99 of a request rather than of a full queue).
-const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
+// postgres.js endpoint doing the same work: BENCH_COMMON_ROUNDS app/bare pairs of BENCH_COMMON_SECONDS
+// each, then three runs each at half the app's rate (the p99 of a request rather than of a full queue).
+const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 3);
+const COMMON_ROUNDS = positiveInt('BENCH_COMMON_ROUNDS', 6);
 
 // Analysis: BENCH_ANALYSE_LOGS logs (default 1 000 000) of the last 24 hours in a project of their
 // own, loaded server-side, then one POST /analyze over 24 h: mining, and the pattern of every log.
@@ -937,6 +938,7 @@ async function main() {
             pids: { app: app.pid, bare: bare.pid },
             token,
             seconds: COMMON_SECONDS,
+            rounds: COMMON_ROUNDS,
             cases: [
               { label: `GET /api/projects (${projectIds.length} projects)`, appPath: '/api/projects', barePath: '/api/projects' },
               { label: 'GET /api/user', appPath: '/api/user', barePath: '/api/user' },

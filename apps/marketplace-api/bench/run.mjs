@@ -17,7 +17,8 @@
 // authenticated reads at SOAK_RATE requests/s (default 200) and SOAK_FLOW_RATE write flows a second
 // (request → offer → accept → messages), the app's RSS and heap used sampled every 10 s from its
 // /metrics; a table per minute and a verdict on memory (last third against the first) and errors.
-// Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 5),
+// Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 3),
+// BENCH_COMMON_ROUNDS (app/bare pairs per common-path case, default 6),
 // BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats | soak), and the
 // sizes in bench/lifecycle.mjs and bench/soak.mjs.
 // Exits non-zero on errors, and when the soak finds memory unstable or any non-2xx answer.
@@ -35,7 +36,8 @@ import { measureExport, seedStats } from './stats.mjs';
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
 const SECONDS = positiveInt('BENCH_SECONDS', 10);
-const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 5);
+const COMMON_SECONDS = positiveInt('BENCH_COMMON_SECONDS', 3);
+const COMMON_ROUNDS = positiveInt('BENCH_COMMON_ROUNDS', 6);
 const LIFECYCLE_SECONDS = positiveInt('BENCH_LIFECYCLE_SECONDS', 10);
 const ONLY = process.env.BENCH_ONLY;
 const VEHICLES = 3;
@@ -132,6 +134,7 @@ async function lifecycleFigures(app, bare, seeded, benchClientId, token) {
       pids: { app: app.pid, bare: bare.pid },
       token,
       seconds: COMMON_SECONDS,
+      rounds: COMMON_ROUNDS,
       cases: [{ label: `GET /api/v1/appointments (a page of the caller's ~${Math.round(sizes.appointments / (sizes.clients + 1))})`, appPath: '/api/v1/appointments', barePath: '/api/v1/appointments' }],
     })),
   );
@@ -280,6 +283,7 @@ async function main() {
           pids: { app: app.pid, bare: bare.pid },
           token,
           seconds: COMMON_SECONDS,
+          rounds: COMMON_ROUNDS,
           cases: [
             { label: `GET /api/v1/vehicles (${VEHICLES} vehicles)`, appPath: '/api/v1/vehicles', barePath: '/api/v1/vehicles' },
             { label: 'GET /api/v1/auth/me', appPath: '/api/v1/auth/me', barePath: '/api/v1/auth/me' },
@@ -310,7 +314,7 @@ async function main() {
     `# Marketplace bench\n\n${title}\n\n${table}\n\n` +
       `Written by \`pnpm bench\` (apps/marketplace-api/bench/run.mjs) with BENCH_SECONDS=${SECONDS}, BENCH_COMMON_SECONDS=${COMMON_SECONDS}, ` +
       `BENCH_LIFECYCLE_SECONDS=${LIFECYCLE_SECONDS}, sizes ${JSON.stringify(sizes)}${ONLY ? `, BENCH_ONLY=${ONLY}` : ''}: ` +
-      'the common path runs each case twice per side, alternating, after a 1 s warm-up each, then once per side at half the app\'s rate.\n',
+      `the common path runs each case in ${COMMON_ROUNDS} app/bare pairs after a 1 s warm-up each, then 3 times per side at half the app's rate, and reports medians.\n`,
   );
   log(`table written to ${resultsFile}`);
   return soakOk ? 0 : 1;
