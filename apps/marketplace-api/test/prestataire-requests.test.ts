@@ -1,6 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { queryRows } from '@repo/db';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appointments, domainEvents, offers, prestataireProfiles, serviceRequests, users } from '../src/db/schema/index.js';
+import { listedFor } from '../src/modules/service-requests/service-requests.repository.js';
 import { buildTestApp, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 import { GRENOBLE, lifecycleFixtures, VIENNE } from './lifecycle-fixtures.js';
 
@@ -86,6 +88,27 @@ describe('GET /prestataire/requests', () => {
     const banned = await f.prestataire([serviceId]);
     await t.database.db.update(users).set({ status: 'banned' }).where(eq(users.id, banned.user.id));
     expectError(await api('GET', '/prestataire/requests', banned.token), 401, 'unauthenticated');
+  });
+
+  it('reads the reach of a prestataire once per statement, not once per request', async () => {
+    // Written as a correlated EXISTS, the reach test ran once per live request (0.8 s for a feed
+    // among 50 000). No subquery of the plan may depend on the request row: the prestataire's
+    // services, base and radius are read once, and the box around its circle can then be an index
+    // condition on the GiST index of open requests.
+    const p = await f.prestataire([serviceId], { radiusKm: 30 });
+    const feed = t.database.db.select({ n: count() }).from(serviceRequests).where(listedFor(p.user.id));
+    const [row] = await queryRows<{ 'QUERY PLAN': unknown }>(t.database.db, sql`explain (format json) ${feed.getSQL()}`);
+    const perRow: unknown[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (typeof node !== 'object' || node === null) return;
+      const fields = node as Record<string, unknown>;
+      if (fields['Parent Relationship'] === 'SubPlan' && JSON.stringify(fields).includes('service_requests.')) perRow.push(fields);
+      Object.values(fields).forEach(walk);
+    };
+    walk(row!['QUERY PLAN']);
+    expect(JSON.stringify(row)).toContain('service_requests');
+    expect(perRow).toEqual([]);
   });
 });
 

@@ -56,25 +56,29 @@ const outer = {
 };
 const requestPoint = sql`ll_to_earth(${outer.latitude}, ${outer.longitude})`;
 const profilePoint = sql`ll_to_earth(${prestataireProfiles.latitude}, ${prestataireProfiles.longitude})`;
-const radiusMetres = sql`(${prestataireProfiles.serviceRadiusKm}::double precision * 1000)`;
 
 /**
  * The request lies within the prestataire's service radius and names a service it offers, the
- * prestataire being validated (so neither suspended nor pending) with an active account. The cube
- * around the circle first (earth_box, the GiST index of open requests), then the exact distance.
+ * prestataire being validated (so neither suspended nor pending) with an active account. Nothing
+ * here refers to the request but through its own columns: the prestataire's services, base and
+ * radius are each read once per statement (an InitPlan), and the box around the circle is then an
+ * index condition on the GiST index of open requests, the exact distance checked after. Written as
+ * a correlated EXISTS, the same test ran once per live request: 0.8 s for a prestataire's feed
+ * among 50 000 of them, against 8 ms.
  */
 function inReachOf(prestataireId: number): SQL {
-  return sql`exists (
-    select 1 from ${prestataireProfiles}
-    join ${users} on ${users.id} = ${prestataireProfiles.userId}
-    join ${prestataireServices} on ${prestataireServices.prestataireId} = ${prestataireProfiles.userId}
-      and ${prestataireServices.serviceId} = ${outer.serviceId}
-    where ${prestataireProfiles.userId} = ${prestataireId}
-      and ${prestataireProfiles.validationStatus} = 'validated'
-      and ${users.status} = 'active' and ${users.deletedAt} is null
-      and ${prestataireProfiles.latitude} is not null and ${prestataireProfiles.longitude} is not null
-      and earth_box(${profilePoint}, ${radiusMetres}) @> ${requestPoint}
-      and earth_distance(${profilePoint}, ${requestPoint}) <= ${radiusMetres})`;
+  const base = sql`(select ${prestataireProfiles.location} from ${prestataireProfiles} where ${prestataireProfiles.userId} = ${prestataireId})`;
+  const radiusMetres = sql`(select ${prestataireProfiles.serviceRadiusKm}::double precision * 1000 from ${prestataireProfiles}
+    where ${prestataireProfiles.userId} = ${prestataireId})`;
+  return sql`(${outer.serviceId} in (
+      select ${prestataireServices.serviceId} from ${prestataireServices}
+      join ${prestataireProfiles} on ${prestataireProfiles.userId} = ${prestataireServices.prestataireId}
+      join ${users} on ${users.id} = ${prestataireProfiles.userId}
+      where ${prestataireServices.prestataireId} = ${prestataireId}
+        and ${prestataireProfiles.validationStatus} = 'validated'
+        and ${users.status} = 'active' and ${users.deletedAt} is null)
+    and earth_box(${base}, ${radiusMetres}) @> ${requestPoint}
+    and earth_distance(${base}, ${requestPoint}) <= ${radiusMetres})`;
 }
 
 const hasOffered = (prestataireId: number) =>
