@@ -22,7 +22,7 @@
 // BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats | soak), and the
 // sizes in bench/lifecycle.mjs and bench/soak.mjs.
 // Exits non-zero on errors, and when the soak finds memory unstable or any non-2xx answer.
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -101,7 +101,19 @@ async function seedDataSet(databaseUrl, benchClientId) {
   return { seeded, row };
 }
 
-async function lifecycleFigures(app, bare, seeded, benchClientId, token) {
+/**
+ * A bearer token of a seeded prestataire, which has no password: a session row, and the JWT the app
+ * would issue for it (HS256 over `sub` and `sid` with the app's secret).
+ */
+async function prestataireToken(sql, prestataireId, secret) {
+  const sid = randomBytes(24).toString('base64url');
+  await sql`insert into sessions (id, user_id, ip) values (${sid}, ${prestataireId}, '127.0.0.1')`;
+  const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: String(prestataireId), sid, iat: Math.floor(Date.now() / 1000) })}`;
+  return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
+}
+
+async function lifecycleFigures(app, bare, seeded, benchClientId, token, jwtSecret) {
   const rows = [];
   const sample = seeded.prestataireIds.filter((_, i) => i % Math.max(1, Math.floor(seeded.prestataireIds.length / 200)) === 0);
 
@@ -125,6 +137,20 @@ async function lifecycleFigures(app, bare, seeded, benchClientId, token) {
   log(rows.at(-1).join(' | '));
   rows.push(loadRow(searchLabel, await load({ url: app.base, connections: 10, duration: LIFECYCLE_SECONDS, requests: rotating(points) })));
   log(rows.at(-1).join(' | '));
+
+  // A prestataire's own lists among every live request: its feed (open requests within its radius
+  // for its services, and those aimed at it) and what it may see. Each once tested every request.
+  log("a prestataire's feed and visible requests");
+  const prestataire = await prestataireToken(seeded.sql, sample[0], jwtSecret);
+  const listed = async (path) => (await call(app.base, 'GET', path, { token: prestataire })).meta.total;
+  for (const [what, path] of [
+    [`GET /prestataire/requests (a prestataire's feed among ${sizes.requests} live requests`, '/api/v1/prestataire/requests'],
+    ['GET /service-requests as a prestataire (what it may see', '/api/v1/service-requests'],
+  ]) {
+    const label = `${what}: ${await listed(path)} listed)`;
+    rows.push(latencyRow(label, await sequentialLatency(app.base, () => path, { token: prestataire }), 20));
+    log(rows.at(-1).join(' | '));
+  }
 
   log('GET /api/v1/appointments against the bare endpoint, alternating');
   rows.push(
@@ -294,7 +320,7 @@ async function main() {
     if (ONLY !== 'common' && ONLY !== 'soak') {
       const { seeded, row } = await seedDataSet(databaseUrl, registered.data.user.id);
       rows.push(row);
-      if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token)));
+      if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token, env.JWT_SECRET)));
       if (!ONLY || ONLY === 'stats') rows.push(...(await statsFigures(app, seeded, await adminToken(app.base, seeded.sql))));
     }
     if (!ONLY || ONLY === 'soak') soakOk = await soakFigures(app, databaseUrl, rows);
