@@ -22,7 +22,7 @@
 // BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats | soak), and the
 // sizes in bench/lifecycle.mjs and bench/soak.mjs.
 // Exits non-zero on errors, and when the soak finds memory unstable or any non-2xx answer.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,7 @@ import { benchAppEnv, load, measureCommonPath, positiveInt, printTable, sequenti
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
-import { setupSoak, soakCases, soakFlow, soakSizes } from './soak.mjs';
+import { setupSoak, siret, soakCases, soakFlow, soakSizes } from './soak.mjs';
 import { measureExport, seedStats } from './stats.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
@@ -102,18 +102,40 @@ async function seedDataSet(databaseUrl, benchClientId) {
 }
 
 /**
- * A bearer token of a seeded prestataire, which has no password: a session row, and the JWT the app
- * would issue for it (HS256 over `sub` and `sid` with the app's secret).
+ * A prestataire registered, set up and validated through the API as the seeded prestataire `like`
+ * is (its base, radius and services), and the token the app issued it: the seeded ones have no
+ * password to sign in with.
  */
-async function prestataireToken(sql, prestataireId, secret) {
-  const sid = randomBytes(24).toString('base64url');
-  await sql`insert into sessions (id, user_id, ip) values (${sid}, ${prestataireId}, '127.0.0.1')`;
-  const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: String(prestataireId), sid, iat: Math.floor(Date.now() / 1000) })}`;
-  return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
+async function prestataireLike(base, sql, like) {
+  const [profile] = await sql`select latitude, longitude, service_radius_km from prestataire_profiles where user_id = ${like}`;
+  const offered = await sql`select service_id, price_cents, duration_minutes from prestataire_services where prestataire_id = ${like}`;
+  const password = 'bench-password-1234';
+  const tag = Date.now().toString(36);
+  const registered = await call(base, 'POST', '/api/v1/auth/register/prestataire', {
+    body: {
+      first_name: 'Bench',
+      last_name: 'Garage',
+      email: `bench-garage-${tag}@example.test`,
+      password,
+      password_confirmation: password,
+      business_name: `Garage bench ${tag}`,
+      siret: siret(95_000 + (Date.now() % 5_000)),
+      address: '1 rue du Bench',
+      postal_code: '69002',
+      city: 'Lyon',
+      latitude: profile.latitude,
+      longitude: profile.longitude,
+    },
+  });
+  const { token } = registered.data;
+  await call(base, 'PUT', '/api/v1/prestataire/profile', { token, body: { service_radius_km: profile.service_radius_km } });
+  const services = offered.map((s) => ({ service_id: s.service_id, price_cents: s.price_cents, duration_minutes: s.duration_minutes }));
+  await call(base, 'PUT', '/api/v1/prestataire/services', { token, body: { services } });
+  await call(base, 'POST', `/api/v1/admin/prestataires/${registered.data.user.id}/validate`, { token: await adminToken(base, sql), body: {} });
+  return token;
 }
 
-async function lifecycleFigures(app, bare, seeded, benchClientId, token, jwtSecret) {
+async function lifecycleFigures(app, bare, seeded, benchClientId, token) {
   const rows = [];
   const sample = seeded.prestataireIds.filter((_, i) => i % Math.max(1, Math.floor(seeded.prestataireIds.length / 200)) === 0);
 
@@ -141,7 +163,7 @@ async function lifecycleFigures(app, bare, seeded, benchClientId, token, jwtSecr
   // A prestataire's own lists among every live request: its feed (open requests within its radius
   // for its services, and those aimed at it) and what it may see. Each once tested every request.
   log("a prestataire's feed and visible requests");
-  const prestataire = await prestataireToken(seeded.sql, sample[0], jwtSecret);
+  const prestataire = await prestataireLike(app.base, seeded.sql, sample[0]);
   const listed = async (path) => (await call(app.base, 'GET', path, { token: prestataire })).meta.total;
   for (const [what, path] of [
     [`GET /prestataire/requests (a prestataire's feed among ${sizes.requests} live requests`, '/api/v1/prestataire/requests'],
@@ -320,7 +342,7 @@ async function main() {
     if (ONLY !== 'common' && ONLY !== 'soak') {
       const { seeded, row } = await seedDataSet(databaseUrl, registered.data.user.id);
       rows.push(row);
-      if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token, env.JWT_SECRET)));
+      if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token)));
       if (!ONLY || ONLY === 'stats') rows.push(...(await statsFigures(app, seeded, await adminToken(app.base, seeded.sql))));
     }
     if (!ONLY || ONLY === 'soak') soakOk = await soakFigures(app, databaseUrl, rows);

@@ -19,7 +19,7 @@ export const soakSizes = {
 };
 
 /** A SIRET unique to this run: 13 digits and their Luhn key (every second digit from the key's left doubled). */
-function siret(n) {
+export function siret(n) {
   const body = `73282932${String(n % 100_000).padStart(5, '0')}`;
   const sum = [...body].reverse().reduce((total, digit, i) => {
     const d = Number(digit) * (i % 2 === 0 ? 2 : 1);
