@@ -2,6 +2,7 @@ import jwt from '@fastify/jwt';
 import { AppError } from '@repo/http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { verifiedTokens } from './verified-tokens.js';
 
 /** Who is calling: passed to services so that every query is scoped by it. */
 export interface Actor {
@@ -87,19 +88,21 @@ export function requireActor(request: FastifyRequest): Actor {
   return request.actor;
 }
 
-/** How many verified tokens the plugin remembers (about 0.3 KiB each). */
+/** How many verified tokens the plugin remembers (about 0.6 KiB each), and for how long at most. */
 const VERIFIED_TOKENS_CACHED = 10_000;
+const VERIFIED_TOKEN_TTL_MS = 10 * 60_000;
+
+/**
+ * The longest token verified: the plugin's own are about 250 characters. A longer one is refused
+ * unread, which also bounds what the cache of verified tokens can hold.
+ */
+export const MAX_TOKEN_LENGTH = 1024;
 
 export const authPlugin = fp<AuthPluginOptions>(
   async (app: FastifyInstance, options) => {
-    // Verified tokens are cached (fast-jwt's LRU, keyed by the token's hash): a client sends the
-    // same token on every request, and its signature need not be checked anew each time. A cached
-    // token still names a session that `resolve` checks on every request (logout, idle expiry).
-    await app.register(jwt, {
-      secret: options.secret,
-      sign: { algorithm: 'HS256' },
-      verify: { algorithms: ['HS256'], cache: VERIFIED_TOKENS_CACHED },
-    });
+    await app.register(jwt, { secret: options.secret, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
+    // A cached token still names a session that `resolve` checks on every request (logout, idle expiry).
+    const recent = verifiedTokens<TokenClaims | null>({ max: VERIFIED_TOKENS_CACHED, ttlMs: VERIFIED_TOKEN_TTL_MS });
     app.decorateRequest('actor', null);
     // The rate limiter peeks at the token before the route's hook authenticates: verify it once.
     const verified = new WeakMap<FastifyRequest, TokenClaims | null>();
@@ -109,14 +112,21 @@ export const authPlugin = fp<AuthPluginOptions>(
       if (cached !== undefined) return cached;
       const token = presentedToken(request);
       let result: TokenClaims | null = null;
-      if (token) {
-        try {
-          const decoded = app.jwt.verify<Partial<TokenClaims>>(token);
-          if (typeof decoded.sub === 'string' && typeof decoded.sid === 'string' && /^\d+$/.test(decoded.sub)) {
-            result = { sub: decoded.sub, sid: decoded.sid };
+      if (token && token.length <= MAX_TOKEN_LENGTH) {
+        const known = recent.get(token);
+        if (known !== undefined) {
+          result = known;
+        } else {
+          try {
+            const decoded = app.jwt.verify<Partial<TokenClaims> & { exp?: unknown }>(token);
+            if (typeof decoded.sub === 'string' && typeof decoded.sid === 'string' && /^\d+$/.test(decoded.sub)) {
+              result = { sub: decoded.sub, sid: decoded.sid };
+            }
+            // Well signed, even with claims the plugin refuses: the answer is the same next time.
+            recent.set(token, result, typeof decoded.exp === 'number' ? decoded.exp : undefined);
+          } catch {
+            result = null;
           }
-        } catch {
-          result = null;
         }
       }
       verified.set(request, result);

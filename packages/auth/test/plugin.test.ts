@@ -1,6 +1,6 @@
 import { createServer, registerFoundation, type AppInstance } from '@repo/http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { authPlugin, generateSessionId, requireActor, type SessionStore } from '../src/index.js';
+import { authPlugin, generateSessionId, MAX_TOKEN_LENGTH, requireActor, type SessionStore } from '../src/index.js';
 
 /** A test peer of the apps' sessions table: sessions in a Map, roles per user. */
 class MemorySessionStore implements SessionStore {
@@ -229,6 +229,27 @@ describe('authenticate', () => {
     expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(401);
+  });
+
+  it('verifies anew a token one character off a cached one (the cache is keyed by the whole token)', async () => {
+    const { token } = await login(app, ALICE);
+    expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(200);
+    // A character inside the signature: the last one's low bits are padding that decoding drops.
+    const at = token.length - 10;
+    const flipped = token.slice(0, at) + (token[at] === 'A' ? 'B' : 'A') + token.slice(at + 1);
+    for (const altered of [flipped, token + 'A', token.slice(0, -1)]) {
+      expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(altered) })).statusCode).toBe(401);
+    }
+    expect((await app.inject({ method: 'GET', url: '/me', headers: bearer(token) })).statusCode).toBe(200);
+  });
+
+  it(`refuses unread a token longer than ${MAX_TOKEN_LENGTH} characters, though validly signed`, async () => {
+    const { sessionId } = await login(app, ALICE);
+    const token = app.jwt.sign({ sub: String(ALICE), sid: sessionId, pad: 'x'.repeat(MAX_TOKEN_LENGTH) });
+    expect(token.length).toBeGreaterThan(MAX_TOKEN_LENGTH);
+    const res = await app.inject({ method: 'GET', url: '/me', headers: bearer(token) });
+    expect(res.statusCode).toBe(401);
+    expect(body(res).error).toBe('unauthenticated');
   });
 
   it('answers 401 when the token names a session of another user', async () => {
