@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Redis } from 'ioredis';
-import { UNSTORABLE_TEXT_MESSAGE, unstorableTextPaths } from '@repo/schemas';
+import { hasUnstorableText, UNSTORABLE_TEXT_MESSAGE, unstorableTextPaths } from '@repo/schemas';
 import { registerBodyGuards } from './body-guards.js';
 import { errorHandlerPlugin, handleFrameworkError } from './error-handler.js';
 import { AppError } from './errors.js';
@@ -148,9 +148,11 @@ export function createServer(options: ServerOptions) {
   // drops (an unknown query parameter) is not held against the request.
   app.addHook('preHandler', (request, _reply, done) => {
     if (request.routeOptions.config.checksOwnText) return done();
-    const errors: Record<string, string[]> = {};
     // A route without a query schema reads no query parameter: nothing of the query reaches it.
     const query = request.routeOptions.schema?.querystring ? request.query : undefined;
+    // The common answer, nothing to refuse, is found without building a path.
+    if (!hasUnstorableText(request.params) && !hasUnstorableText(query) && !hasUnstorableText(request.body)) return done();
+    const errors: Record<string, string[]> = {};
     for (const part of [request.params, query, request.body]) {
       for (const path of unstorableTextPaths(part)) errors[path || 'body'] = [UNSTORABLE_TEXT_MESSAGE];
     }

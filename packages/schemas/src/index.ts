@@ -46,6 +46,30 @@ function isPlainObject(value: object): boolean {
   return prototype === null || prototype === Object.prototype || Object.getPrototypeOf(prototype) === null;
 }
 
+/** Past this depth `hasUnstorableText` hands over to the iterative walk, which no nesting can overflow. */
+const RECURSION_DEPTH = 32;
+
+/**
+ * Whether a parsed JSON value holds a string, or an object key, that PostgreSQL could not store:
+ * `unstorableTextPaths(value).length > 0`, without building paths. The check every request pays,
+ * where a finding (rare) then asks `unstorableTextPaths` where.
+ */
+export function hasUnstorableText(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return !storableText(value);
+  if (value === null || typeof value !== 'object') return false;
+  if (depth >= RECURSION_DEPTH) return unstorableTextPaths(value, 1).length > 0;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) if (hasUnstorableText(item, depth + 1)) return true;
+    return false;
+  }
+  if (!isPlainObject(value)) return false;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (!storableText(key) || hasUnstorableText((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
 /**
  * The dotted paths (`logs.3.context.user`) of every string, and every object key, in a parsed
  * JSON value that PostgreSQL could not store; at most `limit` of them. Iterative, so a deeply

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { email, envelope, errorResponses, idParams, iso, isoDateTime, logoutSchema, paginationQuery, storableText, timestamp, unstorableTextPaths } from '../src/index.js';
+import { email, envelope, errorResponses, hasUnstorableText, idParams, iso, isoDateTime, logoutSchema, paginationQuery, storableText, timestamp, unstorableTextPaths } from '../src/index.js';
 import { z } from 'zod';
 
 describe('shared schemas', () => {
@@ -80,6 +80,45 @@ describe('text PostgreSQL can store', () => {
     let deep: unknown = 'x\ud800';
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(unstorableTextPaths(deep)).toHaveLength(1);
+    expect(hasUnstorableText(deep)).toBe(true);
+    let fine: unknown = { a: 'ok' };
+    for (let i = 0; i < 100_000; i++) fine = { fine };
+    expect(hasUnstorableText(fine)).toBe(false);
+  });
+
+  it('says whether a value holds unstorable text as the paths do, for every kind of value', () => {
+    class Parsed {
+      text = '\u0000';
+    }
+    const values: unknown[] = [
+      undefined,
+      null,
+      0,
+      true,
+      '',
+      'plain',
+      'a\u0000b',
+      '\ud800',
+      {},
+      [],
+      Object.create(null),
+      { page: 1, per_page: 20 },
+      { ['k\u0000']: 1 },
+      { a: [1, 'x', { b: null }] },
+      { a: [1, 'x', { b: '\udc00' }] },
+      [[['\u0000']]],
+      Object.assign(Object.create(null), { q: 'ok', r: ['\ud83d\ude00'] }),
+      Object.assign(Object.create(null), { q: 'x\u0000' }),
+      // A parser's own object is its route's to check, as unstorableTextPaths leaves it.
+      new Parsed(),
+      { inner: new Parsed() },
+      Object.create({ inherited: '\u0000' }),
+    ];
+    for (const value of values) {
+      expect(hasUnstorableText(value), JSON.stringify(value)).toBe(unstorableTextPaths(value).length > 0);
+    }
+    expect(hasUnstorableText({ a: [1, 'x', { b: '\udc00' }] })).toBe(true);
+    expect(hasUnstorableText({ page: 1, per_page: 20 })).toBe(false);
   });
 });
 
