@@ -216,8 +216,13 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     if (request.method !== 'OPTIONS' || (request.headers.origin && request.headers['access-control-request-method'])) return done();
     done(new AppError('route_not_found', `Route OPTIONS ${request.url.split('?')[0]} not found`));
   });
+  // A request without an Origin header is no browser's cross-origin request (the mobile apps, CI
+  // pipelines, curl): it gets no CORS headers, which only a browser reads. An origin off the list
+  // gets none either, its preflight included. `Vary: Origin` is sent on every answer all the same.
+  const origins = new Set(options.cors.origins);
+  const anyOrigin = origins.has('*');
   await app.register(cors, {
-    origin: options.cors.origins,
+    origin: (origin, callback) => callback(null, origin !== undefined && (anyOrigin || origins.has(origin))),
     credentials: true,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],

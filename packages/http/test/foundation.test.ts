@@ -238,6 +238,15 @@ describe('CORS', () => {
     expect(String(res.headers.vary)).toMatch(/Origin/);
   });
 
+  it('sends no CORS headers to a request without an Origin (not a browser), only Vary: Origin', async () => {
+    const res = await app.inject({ method: 'GET', url: '/ping' });
+    expect(res.statusCode).toBe(200);
+    for (const name of ['access-control-allow-origin', 'access-control-allow-credentials', 'access-control-expose-headers']) {
+      expect(res.headers[name], name).toBeUndefined();
+    }
+    expect(String(res.headers.vary)).toMatch(/Origin/);
+  });
+
   it('does not allow an unknown origin', async () => {
     const preflight = await app.inject({
       method: 'OPTIONS',
@@ -245,9 +254,13 @@ describe('CORS', () => {
       headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
     });
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+    expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(preflight.headers['access-control-allow-methods']).toBeUndefined();
 
     const simple = await app.inject({ method: 'GET', url: '/ping', headers: { origin: 'http://localhost:5999' } });
+    expect(simple.statusCode).toBe(200);
     expect(simple.headers['access-control-allow-origin']).toBeUndefined();
+    expect(simple.headers['access-control-allow-credentials']).toBeUndefined();
   });
 });
 
