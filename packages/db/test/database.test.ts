@@ -140,17 +140,22 @@ describe('a page with its total (totalOfList, pageWithTotal)', () => {
   async function page(limit: number, offset: number) {
     let countedApart = 0;
     const rows = await handle.db
-      .select({ name: vehicles.name, total: totalOfList() })
+      .select({ row: { name: vehicles.name }, total: totalOfList() })
       .from(vehicles)
       .where(like(vehicles.plate, 'P-%'))
       .orderBy(asc(vehicles.id))
       .limit(limit)
       .offset(offset);
-    const result = await pageWithTotal(rows, offset, async () => {
-      countedApart += 1;
-      const [counted] = await handle.db.select({ n: count() }).from(vehicles).where(like(vehicles.plate, 'P-%'));
-      return counted?.n ?? 0;
-    });
+    const result = await pageWithTotal(
+      rows,
+      offset,
+      async () => {
+        countedApart += 1;
+        const [counted] = await handle.db.select({ n: count() }).from(vehicles).where(like(vehicles.plate, 'P-%'));
+        return counted?.n ?? 0;
+      },
+      ({ row }) => row,
+    );
     return { ...result, countedApart };
   }
 

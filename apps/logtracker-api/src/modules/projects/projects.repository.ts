@@ -70,10 +70,15 @@ export async function findMembership(db: DbTx, projectId: number, userId: number
 }
 
 export async function listForMember(db: DbTx, userId: number, limit: number, offset: number) {
-  return pageWithTotal(await memberProjects(db).execute({ userId, limit, offset }), offset, async () => {
-    const [counted] = await memberProjectCount(db).execute({ userId });
-    return counted?.n ?? 0;
-  });
+  return pageWithTotal(
+    await memberProjects(db).execute({ userId, limit, offset }),
+    offset,
+    async () => {
+      const [counted] = await memberProjectCount(db).execute({ userId });
+      return counted?.n ?? 0;
+    },
+    ({ project, role }) => ({ project, role }),
+  );
 }
 
 export async function insertProject(

@@ -11,7 +11,7 @@ const live = (ownerId: number) => and(eq(vehicles.ownerId, ownerId), isNull(vehi
 // and its total in one statement (an owner's garage is a handful of rows: see totalOfList).
 const ownVehiclesPage = preparedOnce((db) =>
   db
-    .select({ ...getTableColumns(vehicles), total: totalOfList() })
+    .select({ row: getTableColumns(vehicles), total: totalOfList() })
     .from(vehicles)
     .where(and(eq(vehicles.ownerId, sql.placeholder('ownerId')), isNull(vehicles.deletedAt)))
     .orderBy(desc(vehicles.createdAt), desc(vehicles.id))
@@ -28,10 +28,15 @@ const ownVehicleCount = preparedOnce((db) =>
 );
 
 export async function listVehicles(db: DbTx, ownerId: number, limit: number, offset: number) {
-  return pageWithTotal(await ownVehiclesPage(db).execute({ ownerId, limit, offset }), offset, async () => {
-    const [counted] = await ownVehicleCount(db).execute({ ownerId });
-    return counted?.n ?? 0;
-  });
+  return pageWithTotal(
+    await ownVehiclesPage(db).execute({ ownerId, limit, offset }),
+    offset,
+    async () => {
+      const [counted] = await ownVehicleCount(db).execute({ ownerId });
+      return counted?.n ?? 0;
+    },
+    ({ row }) => row,
+  );
 }
 
 /** The owner's live vehicle; someone else's, or a deleted one, is not found. */
