@@ -9,8 +9,8 @@
  * them anyway (every request's headers), with the secret that signs them.
  *
  * Only verified tokens are kept, each until its `exp` or for `ttlMs`, whichever comes first; the
- * oldest entry makes room for a new one once `max` are kept. A token of at most `maxLength`
- * characters (a caller's check) is at most that many bytes, twice.
+ * oldest entry makes room for a new one once `max` are kept. What an entry weighs is the caller's
+ * to bound (the auth plugin verifies no token over MAX_TOKEN_LENGTH).
  */
 export function verifiedTokens<T>(options: { max: number; ttlMs: number }) {
   const entries = new Map<string, { value: T; until: number }>();

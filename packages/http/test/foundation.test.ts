@@ -262,6 +262,20 @@ describe('CORS', () => {
     expect(simple.headers['access-control-allow-origin']).toBeUndefined();
     expect(simple.headers['access-control-allow-credentials']).toBeUndefined();
   });
+
+  it('allows every browser origin when the list is *, naming the origin (a credentialed request refuses *)', async () => {
+    const open = await buildApp({ corsOrigins: ['*'] });
+    addRoutes(open);
+    try {
+      const res = await open.inject({ method: 'GET', url: '/ping', headers: { origin: 'https://any.example' } });
+      expect(res.headers['access-control-allow-origin']).toBe('https://any.example');
+      expect(res.headers['access-control-allow-credentials']).toBe('true');
+      const none = await open.inject({ method: 'GET', url: '/ping' });
+      expect(none.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await open.close();
+    }
+  });
 });
 
 describe('OpenAPI document', () => {

@@ -10,13 +10,14 @@ export interface TestAppOptions {
   bodyLimit?: number;
   logger?: Parameters<typeof createServer>[0]['logger'];
   docsEnabled?: boolean;
+  corsOrigins?: string[];
 }
 
 /** A server with the shared foundation (CORS, rate limits, docs) registered, ready for routes. */
 export async function buildApp(options: TestAppOptions = {}): Promise<AppInstance> {
   const app = createServer({ logLevel: 'silent', bodyLimit: options.bodyLimit, logger: options.logger });
   const foundation: FoundationOptions = {
-    cors: { origins: ['http://localhost:3000', FRONTEND_ORIGIN] },
+    cors: { origins: options.corsOrigins ?? ['http://localhost:3000', FRONTEND_ORIGIN] },
     rateLimit: {
       authenticated: options.authenticatedLimit ?? 1000,
       public: options.publicLimit ?? 1000,
