@@ -96,8 +96,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('across instances (PostgreSQL)',
 
   it('lets one instance run an exclusive job while the other is skipped, then frees it', async () => {
     let release!: () => void;
-    const held = handle.exclusive('tick', () => new Promise<string>((resolve) => (release = () => resolve('ran'))));
-    await expect.poll(async () => (await second.exclusive('tick', async () => 'also ran')) === SKIPPED).toBe(true);
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const held = handle.exclusive('tick', () => {
+      started();
+      return new Promise<string>((resolve) => (release = () => resolve('ran')));
+    });
+    // Only once the first instance runs its job does it hold the lock: asking earlier races it.
+    await running;
+    expect(await second.exclusive('tick', async () => 'also ran')).toBe(SKIPPED);
     release();
     expect(await held).toBe('ran');
     expect(await second.exclusive('tick', async () => 'now ran')).toBe('now ran');
