@@ -19,5 +19,8 @@ export default defineConfig({
         'test/migrate-cli.test.ts',
       ]),
     ],
+    // What a poll waits for (a flush, a pool going idle, a socket closing) arrives in milliseconds;
+    // on a loaded machine 1 s, vitest's default, can fall short.
+    expect: { poll: { timeout: 5000 } },
   },
 });
