@@ -14,7 +14,9 @@ import { appSchemaName, createDatabase, openPglite, type ExtensionName } from '.
  * data directory kept in the system's temporary folder, on PostgreSQL from a template database.
  * Both are named by a digest of what they are made of (the migrations, the extensions, the
  * app's schema, this package's migration code, PGlite's build), so a change to any of them
- * makes a new one and a stale copy is never used.
+ * makes a new one and a stale copy is never used. A migrated one is also named by its UTC day:
+ * migrations may make what depends on the day they run (the log tracker's daily partitions, from
+ * yesterday to a week ahead), and tests assume what a migration run today would make.
  */
 export interface SnapshotSource {
   schema: Record<string, unknown>;
@@ -35,13 +37,19 @@ function filesUnder(folder: string): string[] {
 }
 
 /** The digest naming a source's snapshot: every input that changes what the migrated database holds. */
-export function snapshotKey(source: SnapshotSource): string {
+/** The UTC day of a date as YYYYMMDD: what a migrated copy is made for. */
+export function utcDay(date = new Date()): string {
+  return date.toISOString().slice(0, 10).replaceAll('-', '');
+}
+
+export function snapshotKey(source: SnapshotSource, day = utcDay()): string {
   const hash = createHash('sha256');
   hash.update(`pglite:${require.resolve('@electric-sql/pglite')}\n`);
   // The package's migration code, beside this file (index.js when built, index.ts from source).
   const self = fileURLToPath(import.meta.url);
   hash.update(readFileSync(join(dirname(self), basename(self).replace('testing-snapshot', 'index'))));
   if (source.migrate) {
+    hash.update(`day:${day}\n`);
     hash.update(`schema:${appSchemaName(source.schema) ?? ''}\nextensions:${[...(source.extensions ?? ['pg_trgm'])].sort().join(',')}\n`);
     for (const name of filesUnder(source.migrationsFolder)) {
       hash.update(`file:${name}\n`);
@@ -126,13 +134,18 @@ export async function initializedPgliteDir(prefix: string): Promise<string> {
 const TEMPLATE_LOCK = "select pg_advisory_lock(hashtext('repo-test-template'))";
 const TEMPLATE_UNLOCK = "select pg_advisory_unlock(hashtext('repo-test-template'))";
 
+/** Template databases of an earlier day than this many days ago are dropped when one is made. */
+const TEMPLATE_KEEP_DAYS = 2;
+
 /**
  * The name of a migrated template database on the server for the source, made once per content
- * under an advisory lock (the first test file makes it, the others wait for it). Nothing connects
- * to it afterwards, so `CREATE DATABASE … TEMPLATE` copies it for each file, in parallel.
+ * and day under an advisory lock (the first test file makes it, the others wait for it). Nothing
+ * connects to it afterwards, so `CREATE DATABASE … TEMPLATE` copies it for each file, in parallel.
+ * Making one drops the templates made more than TEMPLATE_KEEP_DAYS days before, which no run uses.
  */
-export async function postgresTemplate(serverUrl: string, source: SnapshotSource): Promise<string> {
-  const name = `template_${appSchemaName(source.schema) ?? 'public'}_${source.migrate ? 'migrated' : 'empty'}_${snapshotKey(source)}`;
+export async function postgresTemplate(serverUrl: string, source: SnapshotSource, now = new Date()): Promise<string> {
+  const day = utcDay(now);
+  const name = `template_${appSchemaName(source.schema) ?? 'public'}_${source.migrate ? 'migrated' : 'empty'}_${day}_${snapshotKey(source, day)}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
     const found = await admin`select 1 from pg_database where datname = ${name}`;
@@ -150,11 +163,26 @@ export async function postgresTemplate(serverUrl: string, source: SnapshotSource
       await handle.close();
       // Renamed only once complete: a name that exists is a finished template.
       await admin.unsafe(`alter database "${building}" rename to "${name}"`);
+      await dropOldTemplates(admin, utcDay(new Date(now.getTime() - TEMPLATE_KEEP_DAYS * 24 * 3600 * 1000)));
       return name;
     } finally {
       await admin.unsafe(TEMPLATE_UNLOCK);
     }
   } finally {
     await admin.end({ timeout: 5 });
+  }
+}
+
+/** Drops the template databases made for a day before `oldestKept` (YYYYMMDD). */
+async function dropOldTemplates(admin: postgres.Sql, oldestKept: string): Promise<void> {
+  const rows = await admin<{ datname: string }[]>`select datname from pg_database where datname ~ '^template_.+_[0-9]{8}_[0-9a-f]{16}$'`;
+  for (const { datname } of rows) {
+    const day = /_([0-9]{8})_[0-9a-f]{16}$/.exec(datname)?.[1];
+    if (!day || day >= oldestKept) continue;
+    try {
+      await admin.unsafe(`drop database if exists "${datname}"`);
+    } catch {
+      // Being copied by a run that is still going: the next template made drops it.
+    }
   }
 }

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../src/testing.js';
-import { postgresTemplate, snapshotKey } from '../src/testing-snapshot.js';
+import { postgresTemplate, snapshotKey, utcDay } from '../src/testing-snapshot.js';
 import { INIT_SQL, initMigrations, schema, vehicles, writeMigrations } from './fixtures.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -16,6 +16,16 @@ describe('the migrated copy the test databases start from', () => {
     expect(snapshotKey({ schema, migrationsFolder: more, migrate: true })).not.toBe(key);
     expect(snapshotKey({ schema, migrationsFolder: initMigrations(), extensions: ['pg_trgm', 'cube'], migrate: true })).not.toBe(key);
     expect(snapshotKey({ schema, migrationsFolder: initMigrations(), migrate: false })).not.toBe(key);
+  });
+
+  it('is made anew each UTC day when migrated (a migration may make what depends on the day), not when empty', () => {
+    const migrated = { schema, migrationsFolder: initMigrations(), migrate: true };
+    expect(utcDay(new Date('2026-11-27T23:59:59.999Z'))).toBe('20261127');
+    expect(snapshotKey(migrated, '20261127')).toBe(snapshotKey(migrated, '20261127'));
+    expect(snapshotKey(migrated, '20261128')).not.toBe(snapshotKey(migrated, '20261127'));
+    expect(snapshotKey(migrated)).toBe(snapshotKey(migrated, utcDay()));
+    const empty = { ...migrated, migrate: false };
+    expect(snapshotKey(empty, '20261128')).toBe(snapshotKey(empty, '20261127'));
   });
 
   it('gives each database its own copy: migrated, and what one writes the other never sees', { timeout: 60_000 }, async () => {
@@ -68,6 +78,30 @@ describe('the migrated copy the test databases start from', () => {
     } finally {
       await Promise.all(databases.map((database) => database.destroy()));
       await admin.unsafe(`drop database if exists "${names[0]}"`);
+      await admin.end({ timeout: 5 });
+    }
+  });
+
+  it.skipIf(!serverUrl)('is named by its day on the server, and making one drops those made over two days before', { timeout: 60_000 }, async () => {
+    const url = serverUrl as string;
+    // Days long past: the templates this run's files use (made today) are never in reach.
+    const migrationsFolder = writeMigrations([{ tag: '0000_init', sql: `${INIT_SQL}--> statement-breakpoint\nCOMMENT ON TABLE "vehicles" IS 'days ${Date.now()}';` }]);
+    const source = { schema, migrationsFolder, migrate: true };
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    const made: string[] = [];
+    try {
+      const first = await postgresTemplate(url, source, new Date('2001-03-01T12:00:00Z'));
+      const next = await postgresTemplate(url, source, new Date('2001-03-02T12:00:00Z'));
+      made.push(first, next);
+      expect(first).toMatch(/_20010301_[0-9a-f]{16}$/);
+      expect(next).toMatch(/_20010302_[0-9a-f]{16}$/);
+      const exists = async (name: string) => (await admin`select 1 from pg_database where datname = ${name}`).length === 1;
+      expect([await exists(first), await exists(next)]).toEqual([true, true]);
+      // Two days on, the first (over two days before) is dropped and the second kept.
+      made.push(await postgresTemplate(url, source, new Date('2001-03-04T01:00:00Z')));
+      expect([await exists(first), await exists(next), await exists(made[2]!)]).toEqual([false, true, true]);
+    } finally {
+      for (const name of made) await admin.unsafe(`drop database if exists "${name}"`);
       await admin.end({ timeout: 5 });
     }
   });
