@@ -158,11 +158,21 @@ export function createServer(options: ServerOptions) {
     }
     done(Object.keys(errors).length > 0 ? AppError.validation(errors) : undefined);
   });
+  // Once closing, the answer to a request already in flight ends its connection: Node's server.close()
+  // only ends the connections idle at that moment, so a keep-alive client's connection would
+  // otherwise hold the shutdown until the client left (or the shutdown timed out, jobs and pools
+  // unclosed). Fastify itself closes only the connections of requests that arrive after.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onSend', (_request, reply, payload, done) => {
     // Every answer is what its Content-Type says (no sniffing), and none is cached unless its
     // route says so: answers carry tokens, keys and personal data.
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
   app.register(errorHandlerPlugin);

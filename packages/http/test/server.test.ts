@@ -1,3 +1,5 @@
+import { Agent, get, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -427,5 +429,47 @@ describe('redactUrl', () => {
     expect(headers).toMatchObject({ 'x-trace': 'kept' });
     for (const name of REDACTED_HEADERS) expect(headers).not.toHaveProperty(name);
     expect(lines.join('')).not.toMatch(/secret-(jwt|cookie|key)/);
+  });
+});
+
+describe('closing', () => {
+  it('ends the keep-alive connection of a request in flight once answered, so that close does not wait on the client', async () => {
+    const app = createServer({ logLevel: 'silent' });
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
+    let closedDatabase = false;
+    app.get('/slow', async () => {
+      started();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { database: closedDatabase ? 'closed' : 'open' };
+    });
+    // What an app closes last (its database): only after the request in flight was answered.
+    app.addHook('onClose', async () => void (closedDatabase = true));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    // A client that keeps its connections open between requests, as load balancers and the apps' HTTP stacks do.
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const answer = new Promise<{ response: IncomingMessage; body: string }>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path: '/slow', agent }, (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          response.on('end', () => resolve({ response, body }));
+        }).on('error', reject);
+      });
+      await inFlight;
+      const startedClosing = Date.now();
+      const closed = app.close();
+      const { response, body } = await answer;
+      expect(response.statusCode).toBe(200);
+      expect(JSON.parse(body)).toEqual({ database: 'open' });
+      expect(response.headers.connection).toBe('close');
+      // Without it, close() waits for the client to drop its idle connection (here: never).
+      await closed;
+      expect(Date.now() - startedClosing).toBeLessThan(2_000);
+      expect(closedDatabase).toBe(true);
+    } finally {
+      agent.destroy();
+    }
   });
 });
