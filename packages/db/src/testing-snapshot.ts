@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -126,6 +126,9 @@ export async function initializedPgliteDir(prefix: string): Promise<string> {
       rmSync(building, { recursive: true, force: true });
     }
   }
+  // Marked as used: the pruning of old snapshots (by age) leaves alone what a run still copies.
+  const now = new Date();
+  utimesSync(template, now, now);
   const copy = mkdtempSync(join(tmpdir(), prefix));
   cpSync(template, copy, { recursive: true });
   return copy;

@@ -1,7 +1,10 @@
+import { existsSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../src/testing.js';
-import { postgresTemplate, snapshotKey, utcDay } from '../src/testing-snapshot.js';
+import { initializedPgliteDir, postgresTemplate, snapshotKey, utcDay } from '../src/testing-snapshot.js';
 import { INIT_SQL, initMigrations, schema, vehicles, writeMigrations } from './fixtures.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -26,6 +29,20 @@ describe('the migrated copy the test databases start from', () => {
     expect(snapshotKey(migrated)).toBe(snapshotKey(migrated, utcDay()));
     const empty = { ...migrated, migrate: false };
     expect(snapshotKey(empty, '20261128')).toBe(snapshotKey(empty, '20261127'));
+  });
+
+  it('marks the initialised data directory it copies from as used, so that pruning by age leaves it while in use', { timeout: 60_000 }, async () => {
+    const first = await initializedPgliteDir('snapshot-test-');
+    const template = join(tmpdir(), 'repo-test-snapshots', `empty-datadir-${snapshotKey({ schema: {}, migrationsFolder: '', migrate: false })}`);
+    const fourDaysAgo = new Date(Date.now() - 4 * 24 * 3600 * 1000);
+    utimesSync(template, fourDaysAgo, fourDaysAgo);
+    const second = await initializedPgliteDir('snapshot-test-');
+    try {
+      expect(Date.now() - statSync(template).mtimeMs).toBeLessThan(60_000);
+      expect(existsSync(join(second, 'PG_VERSION'))).toBe(true);
+    } finally {
+      for (const dir of [first, second]) rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives each database its own copy: migrated, and what one writes the other never sees', { timeout: 60_000 }, async () => {
