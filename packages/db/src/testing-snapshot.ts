@@ -36,12 +36,15 @@ function filesUnder(folder: string): string[] {
     .sort();
 }
 
-/** The digest naming a source's snapshot: every input that changes what the migrated database holds. */
 /** The UTC day of a date as YYYYMMDD: what a migrated copy is made for. */
 export function utcDay(date = new Date()): string {
   return date.toISOString().slice(0, 10).replaceAll('-', '');
 }
 
+/**
+ * The digest naming a source's snapshot: every input that changes what the migrated database holds,
+ * the day it is made for included.
+ */
 export function snapshotKey(source: SnapshotSource, day = utcDay()): string {
   const hash = createHash('sha256');
   hash.update(`pglite:${require.resolve('@electric-sql/pglite')}\n`);
