@@ -147,11 +147,13 @@ const TEMPLATE_KEEP_DAYS = 2;
  * The name of a migrated template database on the server for the source, made once per content
  * and day under an advisory lock (the first test file makes it, the others wait for it). Nothing
  * connects to it afterwards, so `CREATE DATABASE … TEMPLATE` copies it for each file, in parallel.
- * Making one drops the templates made more than TEMPLATE_KEEP_DAYS days before, which no run uses.
+ * Making one drops the templates of the same schema made more than TEMPLATE_KEEP_DAYS days before,
+ * which no run uses.
  */
 export async function postgresTemplate(serverUrl: string, source: SnapshotSource, now = new Date()): Promise<string> {
   const day = utcDay(now);
-  const name = `template_${appSchemaName(source.schema) ?? 'public'}_${source.migrate ? 'migrated' : 'empty'}_${day}_${snapshotKey(source, day)}`;
+  const prefix = `template_${appSchemaName(source.schema) ?? 'public'}_${source.migrate ? 'migrated' : 'empty'}_`;
+  const name = `${prefix}${day}_${snapshotKey(source, day)}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
     const found = await admin`select 1 from pg_database where datname = ${name}`;
@@ -169,7 +171,7 @@ export async function postgresTemplate(serverUrl: string, source: SnapshotSource
       await handle.close();
       // Renamed only once complete: a name that exists is a finished template.
       await admin.unsafe(`alter database "${building}" rename to "${name}"`);
-      await dropOldTemplates(admin, utcDay(new Date(now.getTime() - TEMPLATE_KEEP_DAYS * 24 * 3600 * 1000)));
+      await dropOldTemplates(admin, prefix, utcDay(new Date(now.getTime() - TEMPLATE_KEEP_DAYS * 24 * 3600 * 1000)));
       return name;
     } finally {
       await admin.unsafe(TEMPLATE_UNLOCK);
@@ -179,11 +181,11 @@ export async function postgresTemplate(serverUrl: string, source: SnapshotSource
   }
 }
 
-/** Drops the template databases made for a day before `oldestKept` (YYYYMMDD). */
-async function dropOldTemplates(admin: postgres.Sql, oldestKept: string): Promise<void> {
-  const rows = await admin<{ datname: string }[]>`select datname from pg_database where datname ~ '^template_.+_[0-9]{8}_[0-9a-f]{16}$'`;
+/** Drops the template databases named `<prefix><YYYYMMDD>_<digest>` made for a day before `oldestKept`. */
+async function dropOldTemplates(admin: postgres.Sql, prefix: string, oldestKept: string): Promise<void> {
+  const rows = await admin<{ datname: string }[]>`select datname from pg_database where starts_with(datname, ${prefix})`;
   for (const { datname } of rows) {
-    const day = /_([0-9]{8})_[0-9a-f]{16}$/.exec(datname)?.[1];
+    const day = /^([0-9]{8})_[0-9a-f]{16}$/.exec(datname.slice(prefix.length))?.[1];
     if (!day || day >= oldestKept) continue;
     try {
       await admin.unsafe(`drop database if exists "${datname}"`);

@@ -1,6 +1,7 @@
 import { existsSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pgSchema } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../src/testing.js';
@@ -101,16 +102,17 @@ describe('the migrated copy the test databases start from', () => {
 
   it.skipIf(!serverUrl)('is named by its day on the server, and making one drops those made over two days before', { timeout: 60_000 }, async () => {
     const url = serverUrl as string;
-    // Days long past: the templates this run's files use (made today) are never in reach.
+    // A schema of its own: only templates of the same schema are dropped, so neither this test nor
+    // the other files making theirs at the same time (their days are today's) reach the other's.
     const migrationsFolder = writeMigrations([{ tag: '0000_init', sql: `${INIT_SQL}--> statement-breakpoint\nCOMMENT ON TABLE "vehicles" IS 'days ${Date.now()}';` }]);
-    const source = { schema, migrationsFolder, migrate: true };
+    const source = { schema: { ...schema, own: pgSchema('template_days') }, migrationsFolder, migrate: true };
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     const made: string[] = [];
     try {
       const first = await postgresTemplate(url, source, new Date('2001-03-01T12:00:00Z'));
       const next = await postgresTemplate(url, source, new Date('2001-03-02T12:00:00Z'));
       made.push(first, next);
-      expect(first).toMatch(/_20010301_[0-9a-f]{16}$/);
+      expect(first).toMatch(/^template_template_days_migrated_20010301_[0-9a-f]{16}$/);
       expect(next).toMatch(/_20010302_[0-9a-f]{16}$/);
       const exists = async (name: string) => (await admin`select 1 from pg_database where datname = ${name}`).length === 1;
       expect([await exists(first), await exists(next)]).toEqual([true, true]);
