@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -117,7 +117,9 @@ export async function pgliteSnapshot(source: SnapshotSource): Promise<Blob> {
 export async function initializedPgliteDir(prefix: string): Promise<string> {
   const folder = snapshotFolder();
   const template = join(folder, `empty-datadir-${snapshotKey({ schema: {}, migrationsFolder: '', migrate: false })}`);
-  if (!existsSync(template)) {
+  // Marked as used before it is copied: the pruning of old snapshots (by age) leaves alone what a
+  // run still copies. One pruned meanwhile is made again.
+  if (!markedUsed(template)) {
     const building = mkdtempSync(join(folder, 'empty-datadir-building-'));
     // Started once (initdb) and closed: no extension is created in it, so none is loaded.
     const pglite = await openPglite(building, []);
@@ -129,12 +131,21 @@ export async function initializedPgliteDir(prefix: string): Promise<string> {
       rmSync(building, { recursive: true, force: true });
     }
   }
-  // Marked as used: the pruning of old snapshots (by age) leaves alone what a run still copies.
-  const now = new Date();
-  utimesSync(template, now, now);
   const copy = mkdtempSync(join(tmpdir(), prefix));
   cpSync(template, copy, { recursive: true });
   return copy;
+}
+
+/** Sets a path's times to now: false when it does not exist. */
+function markedUsed(path: string): boolean {
+  const now = new Date();
+  try {
+    utimesSync(path, now, now);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 const TEMPLATE_LOCK = "select pg_advisory_lock(hashtext('repo-test-template'))";
