@@ -166,7 +166,7 @@ function sharedCountersOf(options: {
     };
   }
   const { db } = options;
-  const requests = createRequestCounter(db, { onError: (error) => options.onError(error as Error, 'shared counters: request counts not saved') });
+  const requests = createRequestCounter(db, { onError: (error) => options.onError(error as Error, 'shared counters: request positions not reserved') });
   let purging: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     purging = purgeExpiredCounters(db).catch((error: Error) => options.onError(error, 'shared counters: purging expired ones failed'));

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { integer, pgTable, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
-import { arrayLiteral, preparedOnce, queryRows, type DbOrTx } from './index.js';
+import { preparedOnce, queryRows, type DbOrTx } from './index.js';
 
 /**
  * Counters every instance of an app shares: the request rate limiter's per-minute counts and the
@@ -58,132 +58,143 @@ export async function countHit(db: DbOrTx, key: string, windowMs: number, hits =
   return { current: row.points, ttl: Math.max(0, Math.ceil(Number(row.ttl))) };
 }
 
-/** Adds the hits of many keys at once (one statement); answers each key's count and time left. */
-async function countHits(db: DbOrTx, batch: { key: string; hits: number; windowMs: number }[]) {
-  return queryRows<{ key: string; points: number; ttl: number }>(
-    db,
-    sql`insert into rate_limit_counters (key, points, expire)
-        select k, n, now() + make_interval(secs => s)
-          from unnest(${arrayLiteral(batch.map((b) => b.key))}::text[], ${arrayLiteral(batch.map((b) => b.hits))}::int[],
-                      ${arrayLiteral(batch.map((b) => b.windowMs / 1000))}::float8[]) as u(k, n, s)
-        on conflict (key) do update set
-          points = case when rate_limit_counters.expire <= now() then excluded.points else rate_limit_counters.points + excluded.points end,
-          expire = case when rate_limit_counters.expire <= now() then excluded.expire else rate_limit_counters.expire end
-        returning key, points, (extract(epoch from expire - now()) * 1000)::float8 as ttl`,
-  );
-}
-
 interface KeyView {
   windowMs: number;
-  /** The count in the database at the last sync, this instance's own hits included. */
-  synced: number;
   /** When the window ends, on this process's clock (from the time left the database answered). */
   endsAt: number;
-  /** Hits counted here since, not yet added to the database. */
-  pending: number;
+  /** The highest count the database has answered in this window. */
+  seen: number;
+  /** Positions in the window's count reserved for this instance and not yet handed out, in order: [from, to]. */
+  ranges: [number, number][];
+  /** A reservation on its way, if any. */
+  reserving?: Promise<void>;
 }
 
 export interface RequestCounterOptions {
-  /** How often the hits counted here are added to the database in one statement. Default 100 ms. */
-  flushMs?: number;
+  /** Positions one reservation takes at most besides the hit's own. Default 100. */
+  maxReserve?: number;
   /** Keys viewed at most; past it, new keys are counted in the database on every hit. */
   maxKeys?: number;
   onError?: (error: unknown) => void;
 }
 
+/** A reservation takes at most this share of what is left of the limit. */
+const RESERVE_SHARE = 1 / 32;
+
 /**
  * The request rate limiter's counter shared by every instance through the database, at almost no
- * cost per request. A key seen for the first time in its window, or whose count comes near its
- * limit (half of it), is counted in the database at once (one round trip: exact). Below that, a
- * hit is counted here and answered from what the database said at the last sync plus the hits
- * since; every `flushMs` the hits counted here go to the database in one statement, which answers
- * the counts every instance has added. Far from its limit, a key may thus trail the other
- * instances by their last `flushMs` of hits; near it, every instance counts it exactly.
+ * cost per request, that never lets more than the limit through in a window.
+ *
+ * A hit takes a position in the key's count of the window: a request passes when its position is
+ * within the limit. Each instance reserves positions from the database in blocks, one statement
+ * each, and hands them out here; positions are never handed out twice, so however the hits spread
+ * over the instances, no more than the limit pass. A block is 1/32 of what the database last said
+ * is left of the limit (at most `maxReserve`), so the blocks shrink near the limit and none is
+ * taken past 31/32 of it: from there on each hit is counted in the database. The first hit of a
+ * key in a window on an instance is counted alone. When half a block is left, the next is reserved
+ * in the background. Positions not used up before the window ends count against it: the requests
+ * a client makes elsewhere may be refused that many early, at most a block and a half per
+ * instance (under 1/20 of the limit).
  */
 export function createRequestCounter(db: DbOrTx, options: RequestCounterOptions = {}) {
-  const flushMs = options.flushMs ?? 100;
+  const maxReserve = options.maxReserve ?? 100;
   const maxKeys = options.maxKeys ?? 100_000;
   const onError = options.onError ?? (() => {});
   const views = new Map<string, KeyView>();
-  let timer: NodeJS.Timeout | undefined;
-  let flushing: Promise<void> | undefined;
 
-  function learn(key: string, windowMs: number, row: { current: number; ttl: number }, pending: number) {
-    if (!views.has(key) && views.size >= maxKeys) return;
-    views.set(key, { windowMs, synced: row.current, endsAt: Date.now() + row.ttl, pending });
+  const live = (key: string, windowMs: number, t: number) => {
+    const view = views.get(key);
+    return view && view.windowMs === windowMs && view.endsAt > t ? view : undefined;
+  };
+
+  const blockFor = (view: KeyView | undefined, max: number) =>
+    view ? Math.min(maxReserve, Math.max(0, Math.floor((max - view.seen) * RESERVE_SHARE))) : 0;
+
+  function take(view: KeyView): number | undefined {
+    const range = view.ranges[0];
+    if (!range) return undefined;
+    const position = range[0];
+    if (range[0] === range[1]) view.ranges.shift();
+    else range[0] += 1;
+    return position;
   }
 
-  async function flush() {
+  const left = (view: KeyView) => view.ranges.reduce((n, [from, to]) => n + to - from + 1, 0);
+
+  /** Counts `1 + block` hits in the database: answers the first position, the rest reserved here. */
+  async function reserve(key: string, windowMs: number, block: number, own: boolean) {
+    const hits = block + (own ? 1 : 0);
+    const row = await countHit(db, key, windowMs, hits);
     const t = Date.now();
-    const batch: { key: string; hits: number; windowMs: number }[] = [];
-    for (const [key, view] of views) {
-      if (view.pending > 0) {
-        batch.push({ key, hits: view.pending, windowMs: view.windowMs });
-        view.pending = 0;
-      } else if (view.endsAt <= t) views.delete(key);
+    const endsAt = t + row.ttl;
+    const first = row.current - hits + 1;
+    const from = own ? first + 1 : first;
+    let view = views.get(key);
+    // A view of another window (a new one ends about a window later) starts over.
+    if (!view || view.windowMs !== windowMs || view.endsAt <= t || Math.abs(endsAt - view.endsAt) >= Math.min(windowMs / 2, 1000)) {
+      if (!view && views.size >= maxKeys) return { current: first, ttl: row.ttl };
+      view = { windowMs, endsAt, seen: 0, ranges: [] };
+      views.set(key, view);
     }
-    if (batch.length === 0) return;
-    try {
-      const rows = await countHits(db, batch);
-      for (const row of rows) {
-        const view = views.get(row.key);
-        if (view) {
-          view.synced = row.points;
-          view.endsAt = Date.now() + Math.max(0, Math.ceil(Number(row.ttl)));
-        }
-      }
-    } catch (error) {
-      // The hits stay counted here and go with the next flush.
-      for (const { key, hits } of batch) {
-        const view = views.get(key);
-        if (view) view.pending += hits;
-      }
-      onError(error);
-    }
+    view.seen = Math.max(view.seen, row.current);
+    if (from <= row.current) view.ranges.push([from, row.current]);
+    return { current: first, ttl: row.ttl };
   }
 
-  function schedule() {
-    if (timer || flushing) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      flushing = flush().finally(() => {
-        flushing = undefined;
-        for (const view of views.values()) {
-          if (view.pending > 0) return schedule();
-        }
-      });
-    }, flushMs);
-    timer.unref();
+  /** Marks a reservation with positions to share as on its way: the key's other hits here wait for it. */
+  function track(view: KeyView, reservation: Promise<unknown>) {
+    const reserving = reservation.then(
+      () => {},
+      () => {},
+    );
+    view.reserving = reserving;
+    void reserving.then(() => {
+      if (view.reserving === reserving) view.reserving = undefined;
+    });
+  }
+
+  function prefetch(key: string, view: KeyView, max: number) {
+    const block = blockFor(view, max);
+    if (view.reserving || block < 2 || left(view) * 2 > block) return;
+    const reservation = reserve(key, view.windowMs, block, false);
+    reservation.catch(onError);
+    track(view, reservation);
+  }
+
+  let sweptAt = Date.now();
+  /** Forgets the views of ended windows, every minute, or every second while the views are full. */
+  function sweep(t: number) {
+    if (t - sweptAt < (views.size >= maxKeys ? 1000 : 60_000)) return;
+    sweptAt = t;
+    for (const [key, view] of views) if (view.endsAt <= t && !view.reserving) views.delete(key);
   }
 
   return {
-    /** Counts one hit on `key` (limit `max` in a window of `windowMs`): its count and the milliseconds left. */
+    /** Counts one hit on `key` (limit `max` in a window of `windowMs`): its position in the count and the milliseconds left. */
     async hit(key: string, windowMs: number, max: number): Promise<{ current: number; ttl: number }> {
-      const view = views.get(key);
-      const t = Date.now();
-      if (view && view.endsAt > t && view.windowMs === windowMs) {
-        const estimate = view.synced + view.pending + 1;
-        if (estimate * 2 < max) {
-          view.pending += 1;
-          schedule();
-          return { current: estimate, ttl: view.endsAt - t };
+      for (;;) {
+        const t = Date.now();
+        const view = live(key, windowMs, t);
+        const position = view && take(view);
+        if (view && position !== undefined) {
+          prefetch(key, view, max);
+          return { current: position, ttl: view.endsAt - t };
         }
+        // A reservation on its way may bring positions: wait for it rather than take another.
+        if (view?.reserving) {
+          await view.reserving;
+          continue;
+        }
+        sweep(t);
+        const block = blockFor(view, max);
+        const reservation = reserve(key, windowMs, block, true);
+        if (view && block > 0) track(view, reservation);
+        return reservation;
       }
-      // New to this instance, its window over, or near its limit: counted in the database now,
-      // with the hits still pending here.
-      const hits = (view?.pending ?? 0) + 1;
-      if (view) view.pending = 0;
-      const row = await countHit(db, key, windowMs, hits);
-      // Hits counted here while the statement ran stay pending.
-      learn(key, windowMs, row, views.get(key)?.pending ?? 0);
-      return row;
     },
-    /** Sends what is pending and stops the timer (before the database closes). */
+    /** Waits for the reservations on their way (before the database closes). */
     async close() {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await flushing;
-      await flush();
+      await Promise.all([...views.values()].map((view) => view.reserving));
     },
   };
 }

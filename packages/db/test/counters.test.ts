@@ -40,30 +40,47 @@ describe('countHit', () => {
 });
 
 describe('createRequestCounter', () => {
-  it('counts far from the limit here, sends the hits in one flush, and counts near the limit in the database', async () => {
-    const counter = createRequestCounter(handle.db, { flushMs: 300 });
-    // The first hit of a key goes to the database; the next ones below half the limit stay here.
-    expect((await counter.hit('r', 60_000, 10)).current).toBe(1);
-    expect((await counter.hit('r', 60_000, 10)).current).toBe(2);
-    expect((await counter.hit('r', 60_000, 10)).current).toBe(3);
+  it("counts a key's first hit alone, then reserves blocks that shrink near the limit, where every hit is counted in the database", async () => {
+    const counter = createRequestCounter(handle.db);
+    const max = 321;
+    expect((await counter.hit('r', 60_000, max)).current).toBe(1);
     expect(await stored('r')).toBe(1);
-    await expect.poll(() => stored('r')).toBe(3);
-    expect((await counter.hit('r', 60_000, 10)).current).toBe(4);
-    expect(await stored('r')).toBe(3);
-    // From half the limit on, every hit is counted in the database (the pending one with it).
-    for (let n = 5; n <= 12; n++) {
-      expect((await counter.hit('r', 60_000, 10)).current).toBe(n);
-      expect(await stored('r')).toBe(n);
+    // The second takes its own position and reserves 1/32 of what is left (320 / 32 = 10) after it.
+    expect((await counter.hit('r', 60_000, max)).current).toBe(2);
+    expect(await stored('r')).toBe(12);
+    const answered = [1, 2];
+    for (let n = 3; n <= max + 5; n++) {
+      const { current, ttl } = await counter.hit('r', 60_000, max);
+      answered.push(current);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+      // The database has counted every position handed out.
+      expect(await stored('r')).toBeGreaterThanOrEqual(current);
     }
+    // One instance hands its positions out in order, each once.
+    expect(answered).toEqual(Array.from({ length: max + 5 }, (_, i) => i + 1));
+    // Within 31 of the limit no block is reserved: the database holds exactly what was answered.
+    expect(await stored('r')).toBe(max + 5);
     await counter.close();
   });
 
-  it('sends what is pending when closed', async () => {
-    const counter = createRequestCounter(handle.db, { flushMs: 60_000 });
-    for (let i = 0; i < 4; i++) await counter.hit('closing', 60_000, 100);
-    expect(await stored('closing')).toBe(1);
+  it('starts over when the window ends', async () => {
+    const counter = createRequestCounter(handle.db);
+    for (let i = 0; i < 3; i++) await counter.hit('window', 200, 1000);
+    expect(await stored('window')).toBeGreaterThan(3);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect((await counter.hit('window', 200, 1000)).current).toBe(1);
+    expect(await stored('window')).toBe(1);
     await counter.close();
-    expect(await stored('closing')).toBe(4);
+  });
+
+  it('hands out positions once to hits made at the same time', async () => {
+    const counter = createRequestCounter(handle.db);
+    const counts = await Promise.all(Array.from({ length: 200 }, () => counter.hit('together', 60_000, 100_000)));
+    const positions = counts.map((c) => c.current).sort((a, b) => a - b);
+    expect(new Set(positions).size).toBe(200);
+    expect(positions[199]).toBeLessThanOrEqual((await stored('together'))!);
+    await counter.close();
   });
 });
 
@@ -83,15 +100,43 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('across instances (PostgreSQL)',
     await second?.close();
   });
 
-  it('holds one budget across two counters: alternated hits are refused from the limit on', async () => {
-    const counters = [createRequestCounter(handle.db, { flushMs: 20 }), createRequestCounter(second.db, { flushMs: 20 })];
+  const spread = async (hits: number, max: number, pick: (i: number) => number, key: string) => {
+    const counters = [createRequestCounter(handle.db), createRequestCounter(second.db)];
     const counts: number[] = [];
-    for (let i = 0; i < 30; i++) counts.push((await counters[i % 2]!.hit('both', 60_000, 20)).current);
-    // At or past 20, every hit has been counted exactly.
-    expect(counts.slice(20)).toEqual(Array.from({ length: 10 }, (_, i) => 21 + i));
-    expect(counts.slice(0, 20).every((n) => n <= 20)).toBe(true);
+    for (let i = 0; i < hits; i++) counts.push((await counters[pick(i)]!.hit(key, 60_000, max)).current);
     for (const counter of counters) await counter.close();
-    expect(await stored('both')).toBe(30);
+    return counts;
+  };
+
+  it('holds one budget across two counters: alternated hits pass up to the limit and not one more', async () => {
+    const counts = await spread(60, 40, (i) => i % 2, 'both');
+    expect(counts.slice(0, 40).every((n) => n <= 40)).toBe(true);
+    expect(counts.slice(40).every((n) => n > 40)).toBe(true);
+    expect(new Set(counts).size).toBe(60);
+  });
+
+  it('holds it however the hits are spread: three on one for one on the other, or a burst on one then the other', async () => {
+    // The counter this one replaced let 53 of these through: what one instance counted in memory,
+    // the other did not see before the limit.
+    const uneven = await spread(60, 40, (i) => (i % 4 === 3 ? 1 : 0), 'uneven');
+    expect(uneven.filter((n) => n <= 40)).toHaveLength(40);
+    const bursts = await spread(600, 400, (i) => (Math.floor(i / 50) % 2), 'bursts');
+    expect(bursts.filter((n) => n <= 400)).toHaveLength(400);
+    expect(new Set(bursts).size).toBe(600);
+  });
+
+  it('never lets more than the limit through from hits made at the same time on both, and refuses at most a block early', async () => {
+    const counters = [createRequestCounter(handle.db), createRequestCounter(second.db)];
+    const counts = await Promise.all(Array.from({ length: 1500 }, (_, i) => counters[i % 3 === 0 ? 1 : 0]!.hit('crowd', 60_000, 1000)));
+    expect(counts.filter((c) => c.current <= 1000)).toHaveLength(1000);
+    // A block one instance holds and never uses counts against the others.
+    const held = [createRequestCounter(handle.db), createRequestCounter(second.db)];
+    await held[0]!.hit('held', 60_000, 321);
+    await held[0]!.hit('held', 60_000, 321); // reserves 10 after its own
+    let passed = 2;
+    for (let i = 0; i < 400; i++) if ((await held[1]!.hit('held', 60_000, 321)).current <= 321) passed += 1;
+    expect(passed).toBe(321 - 10);
+    for (const counter of [...counters, ...held]) await counter.close();
   });
 
   it('lets one instance run an exclusive job while the other is skipped, then frees it', async () => {
