@@ -71,7 +71,7 @@ interface KeyView {
 }
 
 export interface RequestCounterOptions {
-  /** Positions one reservation takes at most besides the hit's own. Default 100. */
+  /** Positions one reservation takes at most besides the hit's own. Default 1000. */
   maxReserve?: number;
   /** Keys viewed at most; past it, new keys are counted in the database on every hit. */
   maxKeys?: number;
@@ -97,7 +97,7 @@ const RESERVE_SHARE = 1 / 32;
  * instance (under 1/20 of the limit).
  */
 export function createRequestCounter(db: DbOrTx, options: RequestCounterOptions = {}) {
-  const maxReserve = options.maxReserve ?? 100;
+  const maxReserve = options.maxReserve ?? 1000;
   const maxKeys = options.maxKeys ?? 100_000;
   const onError = options.onError ?? (() => {});
   const views = new Map<string, KeyView>();
