@@ -20,6 +20,8 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Extra pino options, e.g. a destination stream in tests. */
   logger?: FastifyServerOptions['logger'];
+  /** How long a shutdown waits at most for the requests still being handled. Default 8 s (runServer gives up at 10). */
+  drainMs?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -137,8 +139,23 @@ export function createServer(options: ServerOptions) {
   // the route (a 422 "expected object" instead of the 400 for a wrong content type).
   app.removeContentTypeParser('text/plain');
   // The shared hooks run on every request: written with `done` (no promise, no microtask each).
+  // The requests still being handled, their client there or gone: a shutdown waits for them
+  // before the app's pools close. Node's server.close() waits only for open connections, and a
+  // client that left has none: its handler would go on against a closed pool. Handling ends with
+  // the answer sent (onResponse) or, the client gone, written to nobody (onSend on a destroyed
+  // response). A WebSocket upgrade is not waited for: its connection closes on its own terms.
+  const running = new Set<FastifyRequest>();
+  let drained: (() => void) | undefined;
+  const ended = (request: FastifyRequest) => {
+    if (running.delete(request) && running.size === 0) drained?.();
+  };
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (request.headers.upgrade === undefined) running.add(request);
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    ended(request);
     done();
   });
   registerBodyGuards(app);
@@ -162,17 +179,27 @@ export function createServer(options: ServerOptions) {
   // only ends the connections idle at that moment, so a keep-alive client's connection would
   // otherwise hold the shutdown until the client left (or the shutdown timed out, jobs and pools
   // unclosed). Fastify itself closes only the connections of requests that arrive after.
+  // Requests arriving from then on are answered 503 by Fastify; those in flight are waited for
+  // (at most `drainMs`).
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
-    done();
+    if (running.size === 0) return done();
+    const finish = () => {
+      clearTimeout(timer);
+      drained = undefined;
+      done();
+    };
+    const timer = setTimeout(finish, options.drainMs ?? 8_000);
+    drained = finish;
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     // Every answer is what its Content-Type says (no sniffing), and none is cached unless its
     // route says so: answers carry tokens, keys and personal data.
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     if (closing) reply.header('connection', 'close');
+    if (reply.raw.destroyed) ended(request);
     done(null, payload);
   });
   app.register(errorHandlerPlugin);

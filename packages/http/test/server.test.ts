@@ -472,4 +472,61 @@ describe('closing', () => {
       agent.destroy();
     }
   });
+
+  /** A listening app whose `/slow` holds its request until `release`; what ran, in order, in `order`. */
+  const slowApp = async (drainMs?: number) => {
+    const app = createServer({ logLevel: 'silent', drainMs });
+    const order: string[] = [];
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    app.get('/slow', async () => {
+      started();
+      await released;
+      order.push('handler');
+      return { ok: true };
+    });
+    app.addHook('onClose', async () => void order.push('database'));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    // A client that leaves before its answer: its connection is gone, the handler still runs.
+    const request = get({ host: '127.0.0.1', port, path: '/slow' });
+    request.on('error', () => {});
+    await inFlight;
+    request.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return { app, order, release };
+  };
+
+  it('waits for a handler whose client left before closing what the app closes last', async () => {
+    const { app, order, release } = await slowApp();
+    const closed = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The database is still open while the handler runs.
+    expect(order).toEqual([]);
+    release();
+    await closed;
+    expect(order).toEqual(['handler', 'database']);
+  });
+
+  it('waits no longer than drainMs', async () => {
+    const { app, order, release } = await slowApp(200);
+    const startedClosing = Date.now();
+    await app.close();
+    expect(Date.now() - startedClosing).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - startedClosing).toBeLessThan(2_000);
+    expect(order).toEqual(['database']);
+    release();
+  });
+
+  it('closes at once when nothing is in flight', async () => {
+    const app = createServer({ logLevel: 'silent' });
+    app.get('/quick', async () => ({ ok: true }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    expect((await app.inject({ method: 'GET', url: '/quick' })).statusCode).toBe(200);
+    const startedClosing = Date.now();
+    await app.close();
+    expect(Date.now() - startedClosing).toBeLessThan(500);
+  });
 });
