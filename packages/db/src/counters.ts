@@ -71,15 +71,14 @@ interface KeyView {
 }
 
 export interface RequestCounterOptions {
-  /** Positions one reservation takes at most besides the hit's own. Default 1000. */
-  maxReserve?: number;
   /** Keys viewed at most; past it, new keys are counted in the database on every hit. */
   maxKeys?: number;
   onError?: (error: unknown) => void;
 }
 
-/** A reservation takes at most this share of what is left of the limit. */
+/** A reservation takes at most this share of what is left of the limit, and at most MAX_RESERVE positions. */
 const RESERVE_SHARE = 1 / 32;
+const MAX_RESERVE = 1000;
 
 /**
  * The request rate limiter's counter shared by every instance through the database, at almost no
@@ -89,7 +88,7 @@ const RESERVE_SHARE = 1 / 32;
  * within the limit. Each instance reserves positions from the database in blocks, one statement
  * each, and hands them out here; positions are never handed out twice, so however the hits spread
  * over the instances, no more than the limit pass. A block is 1/32 of what the database last said
- * is left of the limit (at most `maxReserve`), so the blocks shrink near the limit and none is
+ * is left of the limit (at most MAX_RESERVE), so the blocks shrink near the limit and none is
  * taken past 31/32 of it: from there on each hit is counted in the database. The first hit of a
  * key in a window on an instance is counted alone. When half a block is left, the next is reserved
  * in the background. Positions not used up before the window ends count against it: the requests
@@ -97,7 +96,6 @@ const RESERVE_SHARE = 1 / 32;
  * instance (under 1/20 of the limit).
  */
 export function createRequestCounter(db: DbOrTx, options: RequestCounterOptions = {}) {
-  const maxReserve = options.maxReserve ?? 1000;
   const maxKeys = options.maxKeys ?? 100_000;
   const onError = options.onError ?? (() => {});
   const views = new Map<string, KeyView>();
@@ -108,7 +106,7 @@ export function createRequestCounter(db: DbOrTx, options: RequestCounterOptions 
   };
 
   const blockFor = (view: KeyView | undefined, max: number) =>
-    view ? Math.min(maxReserve, Math.max(0, Math.floor((max - view.seen) * RESERVE_SHARE))) : 0;
+    view ? Math.min(MAX_RESERVE, Math.max(0, Math.floor((max - view.seen) * RESERVE_SHARE))) : 0;
 
   function take(view: KeyView): number | undefined {
     const range = view.ranges[0];

@@ -141,9 +141,10 @@ export function createServer(options: ServerOptions) {
   // The shared hooks run on every request: written with `done` (no promise, no microtask each).
   // The requests still being handled, their client there or gone: a shutdown waits for them
   // before the app's pools close. Node's server.close() waits only for open connections, and a
-  // client that left has none: its handler would go on against a closed pool. Handling ends with
-  // the answer sent (onResponse) or, the client gone, written to nobody (onSend on a destroyed
-  // response). A WebSocket upgrade is not waited for: its connection closes on its own terms.
+  // client that left has none: its handler would go on against a closed pool. Handling ends once
+  // the answer is given (onSend) and its response has closed: written out, a stream included, or
+  // cut short by the client (Fastify's onResponse never comes then). A WebSocket upgrade is not
+  // waited for: its connection closes on its own terms.
   const running = new Set<FastifyRequest>();
   let drained: (() => void) | undefined;
   const ended = (request: FastifyRequest) => {
@@ -152,10 +153,6 @@ export function createServer(options: ServerOptions) {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (request.headers.upgrade === undefined) running.add(request);
-    done();
-  });
-  app.addHook('onResponse', (request, _reply, done) => {
-    ended(request);
     done();
   });
   registerBodyGuards(app);
@@ -199,7 +196,10 @@ export function createServer(options: ServerOptions) {
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     if (closing) reply.header('connection', 'close');
-    if (reply.raw.destroyed) ended(request);
+    if (running.has(request)) {
+      if (reply.raw.destroyed) ended(request);
+      else reply.raw.once('close', () => ended(request));
+    }
     done(null, payload);
   });
   app.register(errorHandlerPlugin);

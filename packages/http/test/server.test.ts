@@ -1,6 +1,6 @@
 import { Agent, get, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AppError, createServer, noRateLimit, pageMeta, pageOffset, REDACTED_HEADERS, redactUrl, type AppInstance } from '../src/index.js';
@@ -518,6 +518,41 @@ describe('closing', () => {
     expect(Date.now() - startedClosing).toBeLessThan(2_000);
     expect(order).toEqual(['database']);
     release();
+  });
+
+  it('forgets a streamed answer its client cut short, and one it read to the end', async () => {
+    const app = createServer({ logLevel: 'silent' });
+    let chunks = 0;
+    app.get('/export', (_request, reply) => {
+      const body = new Readable({
+        read() {
+          setTimeout(() => this.push(chunks++ < 200 ? 'x'.repeat(64 * 1024) : null), 5);
+        },
+      });
+      return reply.type('text/csv').send(body);
+    });
+    app.get('/quick', async () => ({ ok: true }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path: '/quick', agent }, (response) => response.resume().on('end', resolve)).on('error', reject);
+      });
+      // A client that leaves after the first bytes of a long export: Fastify's onResponse never comes.
+      await new Promise<void>((resolve) => {
+        const request = get({ host: '127.0.0.1', port, path: '/export' }, (response) => response.once('data', () => request.destroy()));
+        request.on('close', () => resolve()).on('error', () => {});
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(chunks).toBeLessThan(200);
+      const startedClosing = Date.now();
+      await app.close();
+      // Neither is waited for (the drain would hold the close 8 s).
+      expect(Date.now() - startedClosing).toBeLessThan(1_000);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('closes at once when nothing is in flight', async () => {
