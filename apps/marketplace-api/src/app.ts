@@ -14,6 +14,7 @@ import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { registerBroadcastDelivery } from './jobs/broadcasts.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
+import { registerMoneyMoves } from './jobs/money-moves.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
 import { registerModules, VERSION } from './modules/index.js';
 import { accountSessions } from './modules/users/users.repository.js';
@@ -132,7 +133,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers, lifecycleTimers, broadcasts } = await registerModules(app, {
+  const { outboxConsumers, lifecycleTimers, broadcasts, payments } = await registerModules(app, {
     config,
     database,
     db,
@@ -147,6 +148,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
   registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
+  registerMoneyMoves(app, { payments, intervalMs: config.moneyMovesIntervalMs });
   registerBroadcastDelivery(app, { broadcasts, intervalMs: config.broadcasts.intervalMs });
 
   if (config.seedReferenceData) {

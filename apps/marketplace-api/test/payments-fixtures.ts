@@ -60,6 +60,7 @@ export function paymentsFixtures(t: () => TestApp) {
       );
     });
     await delivered(appointmentId);
+    await t().app.moneyMoves.drain();
   }
 
   /** Delivers the outbox until the payments consumer has read the appointment's completion. */
@@ -95,7 +96,10 @@ export function paymentsFixtures(t: () => TestApp) {
     });
   }
 
-  return { appointment, complete, delivered, api, deliver };
+  /** Drives the money moves (refunds, transfers, reversals, payouts) the worker would. */
+  const moves = () => t().app.moneyMoves.drain();
+
+  return { appointment, complete, delivered, api, deliver, moves };
 }
 
 /** The text a PDF shows: its streams inflated, the strings of its text operators decoded. */

@@ -105,7 +105,8 @@ describe('with the stripe SDK against a server speaking its API', () => {
       transfer_group: `appointment_${a.id}`,
       source_transaction: 'ch_fake_1',
     });
-    expect(transfer.idempotencyKey).toBe(`transfer-payment-${payment.id}`);
+    // The key of the transfer's money move and its attempt: ids only.
+    expect(transfer.idempotencyKey).toMatch(/^transfer-\d+-1$/);
 
     // Refund after completion: the refund and the reversal of the same proportion.
     const refund = await api('POST', `/admin/payments/${payment.id}/refund`, admin.token, { amount_cents: 10_000, reason: 'Scratch on the bumper' });
@@ -150,7 +151,7 @@ describe('with the stripe SDK against a server speaking its API', () => {
     expect(revenue.payouts[0]).toMatchObject({ status: 'paid' });
   });
 
-  it('holds a share Stripe refuses to transfer, and sends it when the account is checked again', async () => {
+  it('holds a share Stripe refuses to transfer, and sends it as a new attempt once account.updated says the account can receive it', async () => {
     const a = await px.appointment(client, prestataire, { priceCents: 4_000 });
     const { payment } = (await api('POST', `/appointments/${a.id}/payment/initiate`, client.token)).json().data;
     const [row] = await t.database.db.select().from(payments).where(eq(payments.id, payment.id));
@@ -160,9 +161,29 @@ describe('with the stripe SDK against a server speaking its API', () => {
     await px.complete(a.id);
     const held = await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, payment.id));
     expect(held[0]).toMatchObject({ status: 'held', holdReason: 'transfer_refused' });
+    const refusedKey = last('/v1/transfers')!.idempotencyKey!;
+    // Reading the status sends nothing: only the processor's word about the account does.
     await api('GET', '/prestataire/psp/status', prestataire.token);
+    await px.moves();
+    expect((await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, payment.id)))[0]).toMatchObject({ status: 'held' });
+    const accountId = (await api('GET', '/prestataire/psp/status', prestataire.token)).json().data.account_id as string;
+    const updated = stripeEvent(
+      'account.updated',
+      { id: accountId, object: 'account', charges_enabled: true, payouts_enabled: true, details_submitted: true, capabilities: { transfers: 'active' }, requirements: { currently_due: [] } },
+      { account: accountId },
+    );
+    expect((await deliver(signedDelivery(updated))).statusCode).toBe(200);
+    await px.moves();
     const sent = await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, payment.id));
     expect(sent[0]).toMatchObject({ status: 'paid', amountCents: 3_600 });
+    // A new attempt, with a new key: Stripe keeps the refusal under the old one for 24 hours.
+    const retried = last('/v1/transfers')!.idempotencyKey!;
+    expect(retried).toBe(refusedKey.replace(/-1$/, '-2'));
+    // The same event delivered again sends nothing more.
+    const transfersBefore = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/transfers').length;
+    await deliver(signedDelivery({ ...updated, id: `${updated.id}_again` }));
+    await px.moves();
+    expect(stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/transfers').length).toBe(transfersBefore);
   });
 
   it('answers 502 when Stripe refuses, and 400 to an unsigned webhook', async () => {

@@ -51,7 +51,9 @@ async function pay(appointmentId: number, who = client): Promise<PaymentJson> {
   return validated.json().data as PaymentJson;
 }
 
+/** The payment's transfer once the money moves' worker has driven what was due. */
 async function transferOf(paymentId: number) {
+  await px.moves();
   const [row] = await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, paymentId));
   return row;
 }

@@ -91,7 +91,7 @@ import { createRealtimeService } from './realtime/realtime.service.js';
 import { createPaymentProcessor, type PaymentProcessor } from '../integrations/payments/index.js';
 import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
 import { paymentsRoutes } from './payments/payments.routes.js';
-import { createPaymentsService } from './payments/payments.service.js';
+import { createPaymentsService, type PaymentsService } from './payments/payments.service.js';
 import { settingsRoutes } from './settings/settings.routes.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
@@ -199,6 +199,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
   const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
   const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
+  let paymentsService: PaymentsService | undefined;
   // Broadcasts from the back office: the routes queue them, the job (jobs/broadcasts.ts) sends them in batches.
   const broadcasts = createBroadcastsService({
     db,
@@ -315,7 +316,9 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
           vatPercent: paymentsConfig.vatPercent,
           timeZone: deps.config.platformTimeZone,
         },
+        log: app.log,
       });
+      paymentsService = payments;
       outboxConsumers.push(paymentsOutboxConsumer({ payments }));
       await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
       // Conversations, disputes and notifications: the inbox is filled from the outbox's domain
@@ -343,5 +346,5 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     },
     { prefix: '/api/v1' },
   );
-  return { outboxConsumers, lifecycleTimers, broadcasts };
+  return { outboxConsumers, lifecycleTimers, broadcasts, payments: paymentsService! };
 }

@@ -24,9 +24,13 @@ const subjectOf = (id: number) => ({ type: 'conversation', id });
  * (anyone else: 404); every change is published to the outbox, which the notifications and the
  * real-time delivery read, so this module calls no other.
  */
-/** What a dispute's resolution refunds through (the payments module). */
+/**
+ * What a dispute's resolution refunds through (the payments module): the refund is committed in the
+ * resolution's transaction, then made at the processor once it has committed.
+ */
 export interface DisputeRefunds {
-  refundAppointment(actor: Actor, appointmentId: number, amountCents: number, reason: string): Promise<unknown>;
+  requestDisputeRefund(tx: DbTx, actor: Actor, input: { appointmentId: number; conversationId: number; amountCents: number; reason: string }): Promise<number>;
+  runMove(id: number): Promise<unknown>;
 }
 
 export function createConversationsService(deps: { db: DbTx; recorder: ActivityRecorder; outbox: Outbox; refunds?: DisputeRefunds; now?: () => Date }) {
@@ -196,30 +200,34 @@ export function createConversationsService(deps: { db: DbTx; recorder: ActivityR
     },
 
     /**
-     * `open` → `resolved` with the administrator's note. A refund is recorded as decided and
-     * published (`conversation.dispute_resolved`, `refund_cents`) for the payments module to make.
-     */
-    /**
-     * Resolves an open dispute; a `refund_cents` decided is refunded through the payments module
-     * first, so a refund the processor refuses leaves the dispute open.
+     * `open` → `resolved` with the administrator's note. A `refund_cents` decided is committed with
+     * the resolution, in its transaction, as a refund of the appointment's payment whose origin is this
+     * conversation: a double submit answers 409 and refunds once. The processor is called after the
+     * commit (the payments worker finishes it if that call fails).
      */
     async resolveDispute(actor: Actor, conversationId: number, body: ResolveDisputeBody) {
       const refund = body.refund_cents ?? null;
-      if (refund !== null && refund > 0) {
-        const row = await anyConversation(db, conversationId);
+      const { conversation, moveId } = await withTransaction(db, async (tx) => {
+        const row = await anyConversation(tx, conversationId);
         if (row.conversation.disputeStatus !== 'open') {
           throw illegalMove(repo.disputeMachine, 'resolve the dispute of', row.conversation.disputeStatus, ['open']);
         }
-        const appointmentId = row.conversation.appointmentId;
-        const appointment = appointmentId === null ? undefined : await repo.findAppointmentParties(db, appointmentId);
-        if (!appointment || appointmentId === null) throw AppError.validation({ refund_cents: ['Only a conversation about an appointment can refund'] });
-        if (refund > appointment.priceCents) {
-          throw AppError.validation({ refund_cents: [`Must be at most the appointment's price (${appointment.priceCents})`] });
+        let moveId: number | null = null;
+        if (refund !== null && refund > 0) {
+          const appointmentId = row.conversation.appointmentId;
+          const appointment = appointmentId === null ? undefined : await repo.findAppointmentParties(tx, appointmentId);
+          if (!appointment || appointmentId === null) throw AppError.validation({ refund_cents: ['Only a conversation about an appointment can refund'] });
+          if (refund > appointment.priceCents) {
+            throw AppError.validation({ refund_cents: [`Must be at most the appointment's price (${appointment.priceCents})`] });
+          }
+          if (!deps.refunds) throw AppError.validation({ refund_cents: ['Refunds are not available'] });
+          moveId = await deps.refunds.requestDisputeRefund(tx, actor, {
+            appointmentId,
+            conversationId,
+            amountCents: refund,
+            reason: `Dispute resolved: ${body.note}`.slice(0, 500),
+          });
         }
-        await deps.refunds?.refundAppointment(actor, appointmentId, refund, `Dispute resolved: ${body.note}`.slice(0, 500));
-      }
-      return withTransaction(db, async (tx) => {
-        await anyConversation(tx, conversationId);
         await transition(tx, moveDeps(actor), repo.disputeMachine, conversationId, {
           verb: 'resolve the dispute of',
           from: ['open'],
@@ -227,8 +235,10 @@ export function createConversationsService(deps: { db: DbTx; recorder: ActivityR
           action: 'conversation.dispute_resolved',
           set: () => ({ disputeResolutionNote: body.note, disputeRefundCents: refund, disputeResolvedBy: actor.userId, disputeResolvedAt: now() }),
         });
-        return anyConversation(tx, conversationId);
+        return { conversation: await anyConversation(tx, conversationId), moveId };
       });
+      if (moveId !== null) await deps.refunds!.runMove(moveId);
+      return conversation;
     },
   };
 }

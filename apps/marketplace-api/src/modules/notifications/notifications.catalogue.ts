@@ -196,6 +196,19 @@ export const NOTIFICATION_CATALOGUE: Record<string, CatalogueEntry> = {
       en: (p) => ({ title: 'Refund', body: `You were refunded ${money('en', p.refunded_cents ?? p.amount_cents)}.` }),
     },
   },
+  'payment.partially_refunded': {
+    to: 'client',
+    text: {
+      fr: (p) => ({
+        title: 'Remboursement partiel',
+        body: `Vous avez été remboursé de ${money('fr', p.refund_cents)} (${money('fr', p.refunded_cents)} remboursés sur ${money('fr', p.amount_cents)}).`,
+      }),
+      en: (p) => ({
+        title: 'Partial refund',
+        body: `You were refunded ${money('en', p.refund_cents)} (${money('en', p.refunded_cents)} of ${money('en', p.amount_cents)} refunded so far).`,
+      }),
+    },
+  },
   'prestataire.validated': {
     to: 'subject_user',
     text: {

@@ -205,10 +205,22 @@ export async function updateTransfer(db: DbTx, id: number, patch: Partial<typeof
 // ---- payouts ------------------------------------------------------------------------------------
 
 export async function insertPayout(db: DbTx, values: typeof payouts.$inferInsert): Promise<Payout> {
-  const [row] = await db.insert(payouts).values(values).onConflictDoNothing().returning();
-  if (row) return row;
-  const [existing] = await db.select().from(payouts).where(eq(payouts.payoutId, values.payoutId));
-  return existing!;
+  const [row] = await db.insert(payouts).values(values).returning();
+  return row!;
+}
+
+export async function findPayoutByMove(db: DbTx, moveId: number): Promise<Payout | undefined> {
+  const [row] = await db.select().from(payouts).where(eq(payouts.moveId, moveId)).for('update');
+  return row;
+}
+
+/** Prestataires whose shares wait for their account to receive transfers (the worker re-reads those accounts). */
+export async function accountsWithWaitingShares(db: DbTx, reasons: string[]): Promise<{ prestataireId: number; accountId: string }[]> {
+  return db
+    .selectDistinct({ prestataireId: connectedAccounts.prestataireId, accountId: connectedAccounts.accountId })
+    .from(paymentTransfers)
+    .innerJoin(connectedAccounts, eq(connectedAccounts.prestataireId, paymentTransfers.prestataireId))
+    .where(and(eq(paymentTransfers.status, 'held'), inArray(paymentTransfers.holdReason, reasons)));
 }
 
 export async function findPayoutByPayoutId(db: DbTx, payoutId: string): Promise<Payout | undefined> {

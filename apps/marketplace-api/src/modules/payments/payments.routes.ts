@@ -21,7 +21,14 @@ import {
   presentFigures,
   presentPayment,
   presentPayout,
+  LedgerEntryResponse,
+  LedgerMeta,
+  LedgerQuery,
+  MoneyMoveResponse,
+  presentEntry,
+  presentMove,
   RefundBody,
+  RefundResponse,
   RevenueResponse,
   StatsQuery,
   StatsResponse,
@@ -251,17 +258,60 @@ export function paymentsRoutes(deps: { payments: PaymentsService; timeZone: stri
           summary: 'Refund all or part of a paid payment, with a reason',
           description:
             'Before the appointment completes the prestataire is untouched; after it, the transfer is reversed in the same ' +
-            'proportion. More than what is left to refund answers 422; a payment not paid, 409.',
+            'proportion (a reversal). The refund is recorded first, then made at the processor: 200 once the processor answered, ' +
+            '202 when it has not yet (it is finished without another request; `refund.status` tells). More than what is left to ' +
+            'refund answers 422; a payment not paid, or a refund of it still on its way, 409; a refusal of the processor, 502.',
           security,
           params: PaymentParams,
           body: RefundBody,
-          response: { 200: envelope(PaymentResponse), ...errorResponses(400, 401, 403, 404, 409, 422, 429, 502) },
+          response: { 200: envelope(RefundResponse), 202: envelope(RefundResponse), ...errorResponses(400, 401, 403, 404, 409, 422, 429, 502) },
+        },
+      },
+      async (request, reply) => {
+        const { payment, move, done } = await service.refund(actorOf(request), request.params.payment, request.body);
+        const data = { ...presentPayment(payment), refund: presentMove(move) };
+        if (!done) return reply.status(202).send({ data, message: 'Refund on its way: the processor has not answered yet; it will be completed without another request' });
+        return { data, message: 'Payment refunded' };
+      },
+    );
+
+    app.get(
+      '/admin/ledger',
+      {
+        onRequest: adminOnly,
+        schema: {
+          operationId: 'adminLedger',
+          tags: ['admin'],
+          summary: "The ledger's entries (oldest first) for a payment or a prestataire, with each account's balance",
+          description:
+            'Every movement of money is a group of entries sharing a `transaction_id` and summing to zero: the charge (the client, ' +
+            'the platform fee, the share held), refunds, transfers, reversals and payouts. Accounts: `client:<id>`, `platform:fees`, ' +
+            '`refunds`, `prestataire:<id>:held`, `prestataire:<id>:payable`, `prestataire:<id>:paid_out`.',
+          security,
+          querystring: LedgerQuery,
+          response: { 200: paginatedEnvelope(LedgerEntryResponse, LedgerMeta), ...errorResponses(401, 403, 422, 429) },
         },
       },
       async (request) => {
-        const payment = await service.refund(actorOf(request), request.params.payment, request.body);
-        return { data: presentPayment(payment), message: 'Payment refunded' };
+        const { rows, totals, meta } = await service.ledger(request.query);
+        return { data: rows.map(presentEntry), meta: { ...meta, totals } };
       },
+    );
+
+    app.get(
+      '/admin/payments/:payment/money-moves',
+      {
+        onRequest: adminOnly,
+        schema: {
+          operationId: 'adminPaymentMoneyMoves',
+          tags: ['admin'],
+          summary: "A payment's money moves (refunds, transfer, reversals) with their attempts and the processor's answers",
+          security,
+          params: PaymentParams,
+          response: { 200: envelope(z.array(MoneyMoveResponse)), ...errorResponses(401, 403, 404, 422, 429) },
+        },
+      },
+      async (request) => ({ data: (await service.moneyMoves(request.params.payment)).map(presentMove) }),
     );
 
     // ---- the prestataire's account and payouts --------------------------------------------------

@@ -1,6 +1,16 @@
-import { id, iso, paginationQuery, storableText, timestamp, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
+import { id, iso, paginationMeta, paginationQuery, storableText, timestamp, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
-import { PAYMENT_STATUSES, PAYOUT_STATUSES, type ConnectedAccount, type Payment, type Payout } from '../../db/schema/index.js';
+import {
+  MONEY_MOVE_KINDS,
+  MONEY_MOVE_STATUSES,
+  PAYMENT_STATUSES,
+  PAYOUT_STATUSES,
+  type ConnectedAccount,
+  type LedgerEntry,
+  type MoneyMove,
+  type Payment,
+  type Payout,
+} from '../../db/schema/index.js';
 import { isCalendarDate } from '../../lib/time.js';
 import type { CommissionSettings } from './commission.js';
 
@@ -144,6 +154,7 @@ export const AccountStatusResponse = z.object({
   charges_enabled: z.boolean(),
   payouts_enabled: z.boolean(),
   details_submitted: z.boolean(),
+  transfers_enabled: z.boolean().describe('The account can receive transfers: held shares go out once it can'),
   requirements: z.array(z.string()).describe('What the processor still needs (`currently_due`)'),
   iban_last4: z.string().nullable(),
 });
@@ -155,6 +166,7 @@ export function presentAccount(a: ConnectedAccount | null): z.infer<typeof Accou
     charges_enabled: a?.chargesEnabled ?? false,
     payouts_enabled: a?.payoutsEnabled ?? false,
     details_submitted: a?.detailsSubmitted ?? false,
+    transfers_enabled: a?.transfersEnabled ?? false,
     requirements: a?.requirements ?? [],
     iban_last4: a?.ibanLast4 ?? null,
   };
@@ -206,4 +218,84 @@ export const RevenueResponse = z.object({
   pending_payouts_cents: z.number().int(),
   by_month: z.array(z.object({ month: z.string(), gross_cents: z.number().int(), commission_cents: z.number().int(), net_cents: z.number().int() })),
   payouts: z.array(PayoutResponse),
+});
+
+/** A money move: one call (with its retries) the processor makes for the platform (DESIGN.md §11). */
+export const MoneyMoveResponse = z.object({
+  id: z.number().int(),
+  kind: z.enum(MONEY_MOVE_KINDS),
+  status: z.enum(MONEY_MOVE_STATUSES).describe('`pending`, `executing` and `retrying` are on their way; the worker finishes them'),
+  payment_id: z.number().int().nullable(),
+  prestataire_id: z.number().int().nullable(),
+  amount_cents: z.number().int(),
+  currency: z.string(),
+  reason: z.string().nullable(),
+  attempt: z.number().int().describe('A refused move tried again (when the refusal can change) is its next attempt, with a new key'),
+  tries: z.number().int(),
+  processor_id: z.string().nullable(),
+  failure_code: z.string().nullable(),
+  failure_reason: z.string().nullable(),
+  next_attempt_at: timestamp,
+  created_at: timestamp,
+  finished_at: timestamp.nullable(),
+});
+
+export function presentMove(m: MoneyMove): z.infer<typeof MoneyMoveResponse> {
+  return {
+    id: m.id,
+    kind: m.kind,
+    status: m.status,
+    payment_id: m.paymentId,
+    prestataire_id: m.prestataireId,
+    amount_cents: m.amountCents,
+    currency: m.currency,
+    reason: m.reason,
+    attempt: m.attempt,
+    tries: m.tries,
+    processor_id: m.processorId,
+    failure_code: m.failureCode,
+    failure_reason: m.failureReason,
+    next_attempt_at: iso(m.nextAttemptAt),
+    created_at: iso(m.createdAt),
+    finished_at: iso(m.finishedAt),
+  };
+}
+
+export const RefundResponse = PaymentResponse.extend({ refund: MoneyMoveResponse });
+
+export const LedgerQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 }).extend({
+  payment_id: id.optional(),
+  prestataire_id: id.optional(),
+});
+
+export const LedgerEntryResponse = z.object({
+  id: z.number().int(),
+  transaction_id: z.string().describe('The movement; the entries of one transaction sum to zero'),
+  kind: z.string(),
+  account: z.string(),
+  amount_cents: z.number().int(),
+  currency: z.string(),
+  payment_id: z.number().int().nullable(),
+  prestataire_id: z.number().int().nullable(),
+  move_id: z.number().int().nullable(),
+  created_at: timestamp,
+});
+
+export function presentEntry(e: LedgerEntry): z.infer<typeof LedgerEntryResponse> {
+  return {
+    id: e.id,
+    transaction_id: e.transactionId,
+    kind: e.kind,
+    account: e.account,
+    amount_cents: e.amountCents,
+    currency: e.currency,
+    payment_id: e.paymentId,
+    prestataire_id: e.prestataireId,
+    move_id: e.moveId,
+    created_at: iso(e.createdAt),
+  };
+}
+
+export const LedgerMeta = paginationMeta.extend({
+  totals: z.record(z.string(), z.number().int()).describe('The balance of each account over every entry the filters select (not only this page)'),
 });

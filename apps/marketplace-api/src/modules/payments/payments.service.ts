@@ -1,21 +1,27 @@
 import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
+import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { DbTx } from '../../db/index.js';
-import { PAID_PAYMENT_STATUSES, type Payment, type PaymentStatus, type PaymentTransfer } from '../../db/schema/index.js';
+import { PAID_PAYMENT_STATUSES, type MoneyMove, type Payment, type PaymentStatus, type PaymentTransfer } from '../../db/schema/index.js';
 import {
   isBuiltin,
   WebhookSignatureError,
   type Intent,
   type PaymentProcessor,
+  type ProcessorAccount,
   type ProcessorEvent,
 } from '../../integrations/payments/index.js';
-import type { Actor, Caller } from '../../lib/context.js';
+import { systemActor, type Actor, type Caller } from '../../lib/context.js';
 import { addDays, isCalendarDate, startOfDayIn } from '../../lib/time.js';
 import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import type { Outbox } from '../outbox/outbox.js';
 import { commissionFor, DEFAULT_COMMISSION, shareFor, shareReversedFor, type CommissionSettings } from './commission.js';
 import { renderInvoicePdf } from './invoice-pdf.js';
+import * as ledger from './ledger.repository.js';
+import { ledgerAccounts as acct } from './ledger.repository.js';
+import { createMoneyMover, type MoveOutcome } from './money-moves.js';
+import * as moves from './money-moves.repository.js';
 import * as repo from './payments.repository.js';
 
 export interface PaymentsConfig {
@@ -30,6 +36,39 @@ export interface PaymentsConfig {
 const PAYABLE: readonly PaymentStatus[] = ['requires_payment', 'processing', 'failed'];
 const PAID: readonly PaymentStatus[] = PAID_PAYMENT_STATUSES;
 const REFUNDABLE: readonly PaymentStatus[] = ['succeeded', 'partially_refunded'];
+/** Held shares that go out by themselves once the prestataire's account can receive transfers. */
+const WAITING_FOR_ACCOUNT = ['no_connected_account', 'account_not_ready', 'transfer_refused'];
+
+/** Whether an account may receive transfers: Stripe's `transfers` capability when known, else charges enabled. */
+function transfersEnabledOf(remote: ProcessorAccount): boolean {
+  const known = (remote as { transfersEnabled?: unknown }).transfersEnabled;
+  return typeof known === 'boolean' ? known : remote.chargesEnabled;
+}
+
+/** The same, from an `account.updated` event's object. */
+function transfersEnabledIn(object: Record<string, unknown>): boolean {
+  const capability = (object.capabilities as { transfers?: unknown } | undefined)?.transfers;
+  return typeof capability === 'string' ? capability === 'active' : object.charges_enabled === true;
+}
+
+/** What a request answers of a money move it made: done now, or left to the worker (202). */
+export interface MoveResult {
+  id: number;
+  kind: MoneyMove['kind'];
+  status: MoneyMove['status'];
+  amount_cents: number;
+  attempt: number;
+  failure_reason: string | null;
+}
+
+export const moveResult = (m: MoneyMove): MoveResult => ({
+  id: m.id,
+  kind: m.kind,
+  status: m.status,
+  amount_cents: m.amountCents,
+  attempt: m.attempt,
+  failure_reason: m.failureReason,
+});
 
 /** What the activity log keeps of a payment. */
 function audit(p: Payment) {
@@ -105,10 +144,33 @@ export function createPaymentsService(deps: {
   processor: PaymentProcessor;
   config: PaymentsConfig;
   now?: () => Date;
+  /** How long a caller holds a money move: above the processor client's longest call with its retries. */
+  moveLeaseMs?: number;
+  log?: { warn(obj: object, msg: string): void };
 }) {
   const { db, recorder, outbox, config } = deps;
   const processor = guarded(deps.processor);
+  /** Money moves call the processor itself: their failures are sorted (money-moves.ts), not turned into 502. */
+  const raw = deps.processor;
   const now = deps.now ?? (() => new Date());
+  const mover = createMoneyMover({
+    db,
+    leaseMs: deps.moveLeaseMs ?? 120_000,
+    log: deps.log,
+    call: callProcessor,
+    settled: moveSettled,
+    afterSettled: () => deliverBuiltinEvents(),
+  });
+  /** Moves committed by a transaction that is not ours (the outbox consumer's): driven once it has ended. */
+  let kickTimer: NodeJS.Timeout | undefined;
+  function kick() {
+    if (kickTimer) return;
+    kickTimer = setTimeout(() => {
+      kickTimer = undefined;
+      mover.drain().catch((error: unknown) => deps.log?.warn({ err: error }, 'money moves failed'));
+    }, 50);
+    kickTimer.unref();
+  }
 
   /** One money change: the activity log and the outbox, in the transaction that made it. */
   async function logged(tx: DbTx, actor: Caller, action: string, before: Payment | null, after: Payment, details: Record<string, unknown> = {}) {
@@ -145,6 +207,7 @@ export function createPaymentsService(deps: {
     await repo.setAppointmentPaidAt(tx, payment.appointmentId, paidAt);
     const year = DateTime.fromJSDate(paidAt, { zone: config.timeZone }).year;
     const invoice = await repo.issueInvoice(tx, payment.id, year);
+    await chargeRecorded(tx, moved);
     await logged(tx, actor, 'payment.succeeded', payment, moved, { invoice_number: invoice.number });
     return moved;
   }
@@ -163,16 +226,51 @@ export function createPaymentsService(deps: {
     return moved;
   }
 
-  /** Brings the refunded amount up to what the processor says was refunded in all (never down). */
-  async function markRefunded(tx: DbTx, actor: Caller, payment: Payment, refundedTotal: number, reason: string | null): Promise<Payment> {
-    const total = Math.min(payment.amountCents, refundedTotal);
-    if (!PAID.includes(payment.status) || total <= payment.refundedCents) return payment;
+  /**
+   * A refund the processor made: the payment's refunded total and status, the ledger (the refund
+   * taken back from the fee and the share in proportion), then what the transfer gives back.
+   */
+  async function refundRecorded(tx: DbTx, actor: Caller, payment: Payment, move: MoneyMove): Promise<Payment> {
+    const before = payment.refundedCents;
+    const total = Math.min(payment.amountCents, before + move.amountCents);
     const status: PaymentStatus = total >= payment.amountCents ? 'refunded' : 'partially_refunded';
     const moved = await repo.movePayment(tx, payment.id, REFUNDABLE, { refundedCents: total, status, refundedAt: now() });
     if (!moved) return payment;
-    await logged(tx, actor, `payment.${status}`, payment, moved, { refund_cents: total - payment.refundedCents, reason });
+    const share = shareFor(payment.amountCents, payment.commissionCents);
+    const shareBack = shareReversedFor(share, payment.amountCents, total) - shareReversedFor(share, payment.amountCents, before);
+    await ledger.post(tx, {
+      transactionId: `refund:${move.id}`,
+      kind: 'refund',
+      paymentId: payment.id,
+      prestataireId: payment.prestataireId,
+      moveId: move.id,
+      currency: payment.currency,
+      entries: [
+        { account: acct.refunds, amountCents: move.amountCents },
+        { account: acct.fees, amountCents: -(move.amountCents - shareBack) },
+        { account: acct.held(payment.prestataireId), amountCents: -shareBack },
+      ],
+    });
+    await logged(tx, actor, `payment.${status}`, payment, moved, { refund_cents: total - before, reason: move.reason, refund_id: move.processorId });
     await reverseInProportion(tx, actor, moved);
     return moved;
+  }
+
+  /** The charge went through: the client's money, the platform's fee and the prestataire's share held (ledger). */
+  async function chargeRecorded(tx: DbTx, payment: Payment): Promise<void> {
+    const share = shareFor(payment.amountCents, payment.commissionCents);
+    await ledger.post(tx, {
+      transactionId: `charge:${payment.id}`,
+      kind: 'charge',
+      paymentId: payment.id,
+      prestataireId: payment.prestataireId,
+      currency: payment.currency,
+      entries: [
+        { account: acct.client(payment.clientId), amountCents: -payment.amountCents },
+        { account: acct.fees, amountCents: payment.commissionCents },
+        { account: acct.held(payment.prestataireId), amountCents: share },
+      ],
+    });
   }
 
   /** Applies what the processor says of an intent: the same moves as its webhooks. */
@@ -193,21 +291,31 @@ export function createPaymentsService(deps: {
 
   // ---- transfers --------------------------------------------------------------------------------
 
-  /** What the prestataire should receive of a payment now: its share less what refunds took back. */
-  function transferable(p: Payment): number {
+  /** The refunds of a payment decided but not yet answered by the processor. */
+  async function refundsInFlight(tx: DbTx, paymentId: number): Promise<number> {
+    return (await moves.liveMovesOf(tx, paymentId, 'refund')).reduce((s, m) => s + m.amountCents, 0);
+  }
+
+  /**
+   * What the prestataire should receive of a payment now: its share less what refunds took back,
+   * counting the refunds on their way (a share sent before them would only be reversed after).
+   */
+  function transferable(p: Payment, pendingRefunds = 0): number {
     const share = shareFor(p.amountCents, p.commissionCents);
-    return share - shareReversedFor(share, p.amountCents, p.refundedCents);
+    return share - shareReversedFor(share, p.amountCents, Math.min(p.amountCents, p.refundedCents + pendingRefunds));
   }
 
   /**
    * Sends the prestataire's share of a completed appointment's payment to its connected account, or
-   * holds it (an open dispute, a hold from a conversation, no connected account yet).
+   * holds it (an open dispute, a hold from a conversation, no connected account yet, an account that
+   * cannot receive transfers yet). Sending commits a transfer move; the processor is called after
+   * the transaction, by the caller or the worker.
    */
   async function transferFor(tx: DbTx, actor: Caller, payment: Payment): Promise<PaymentTransfer | undefined> {
     if (!PAID.includes(payment.status)) return undefined;
     const existing = await repo.findTransferByPayment(tx, payment.id);
     if (existing && existing.status !== 'held') return existing;
-    const amount = transferable(payment);
+    const amount = transferable(payment, await refundsInFlight(tx, payment.id));
     const base = {
       paymentId: payment.id,
       appointmentId: payment.appointmentId,
@@ -218,7 +326,8 @@ export function createPaymentsService(deps: {
     // A dispute reported in the appointment's conversation holds the share until it is resolved,
     // whether it was reported before or after the payment.
     const disputed = !payment.holdReason && (await repo.hasOpenConversationDispute(tx, payment.appointmentId));
-    const holdReason = payment.holdReason ?? (disputed ? 'conversation_dispute' : account ? null : 'no_connected_account');
+    const waitingReason = !account ? 'no_connected_account' : !account.transfersEnabled ? (existing?.holdReason === 'transfer_refused' ? 'transfer_refused' : 'account_not_ready') : null;
+    const holdReason = payment.holdReason ?? (disputed ? 'conversation_dispute' : waitingReason);
     if (holdReason || amount <= 0) {
       if (amount <= 0 && !holdReason) return existing;
       if (existing?.holdReason === holdReason && existing.amountCents === amount) return existing;
@@ -227,57 +336,277 @@ export function createPaymentsService(deps: {
       await outbox.publish(actor, { type: 'payment.transfer_held', subject: { type: 'payment', id: payment.id }, payload: { amount_cents: amount, hold_reason: holdReason } }, tx);
       return held;
     }
-    let transfer: { id: string };
-    try {
-      transfer = await processor.createTransfer({
+    const row = await repo.upsertTransfer(tx, { ...base, amountCents: amount, status: 'sending', holdReason: null, transferId: null, reversedCents: 0 });
+    // One transfer move per payment: a refused one is tried again as its next attempt (a new key),
+    // with the amount due now.
+    const origin = `transfer:${payment.id}`;
+    const previous = await moves.findMoveByOrigin(tx, origin, { lock: true });
+    if (previous?.status === 'failed') await moves.retryMove(tx, previous.id, { amountCents: amount, target: account!.accountId });
+    else if (!previous) {
+      await moves.insertMove(tx, {
+        kind: 'transfer',
+        paymentId: payment.id,
+        prestataireId: payment.prestataireId,
         amountCents: amount,
         currency: payment.currency,
-        destination: account!.accountId,
-        transferGroup: base.transferGroup,
-        sourceCharge: payment.chargeId,
-        idempotencyKey: `transfer-payment-${payment.id}`,
+        target: account!.accountId,
+        origin,
       });
-    } catch (error) {
-      // A refusal (an account not yet able to receive transfers) must not stall the outbox behind
-      // it: the share waits, held, until the account's status is checked again.
-      if (!(error instanceof AppError) || error.code !== 'bad_gateway') throw error;
-      if (existing?.holdReason === 'transfer_refused') return existing;
-      const held = await repo.upsertTransfer(tx, { ...base, amountCents: amount, status: 'held', holdReason: 'transfer_refused', transferId: null });
-      await recorder.record(actor, 'payment.transfer_refused', { type: 'payment', id: payment.id }, { after: { amount_cents: amount, error: error.message } }, tx);
-      return held;
     }
-    const row = await repo.upsertTransfer(tx, { ...base, amountCents: amount, status: 'paid', holdReason: null, transferId: transfer.id, reversedCents: 0 });
-    const details = { transfer_id: transfer.id, amount_cents: amount, transfer_group: base.transferGroup };
-    await recorder.record(actor, 'payment.transferred', { type: 'payment', id: payment.id }, { after: details }, tx);
-    await outbox.publish(actor, { type: 'payment.transferred', subject: { type: 'payment', id: payment.id }, payload: details }, tx);
+    kick();
     return row;
   }
 
-  /** After a refund: the transfer already made gives back the same proportion of the share. */
-  async function reverseInProportion(tx: DbTx, actor: Caller, payment: Payment): Promise<void> {
+  /** After a refund: a transfer already made gives back the same proportion of the share (a reversal move). */
+  async function reverseInProportion(tx: DbTx, _actor: Caller, payment: Payment): Promise<void> {
     const transfer = await repo.findTransferByPayment(tx, payment.id);
     if (!transfer) return;
     if (transfer.status === 'held') {
       // Not sent yet: what will be sent shrinks instead.
-      await repo.updateTransfer(tx, transfer.id, { amountCents: transferable(payment) });
+      await repo.updateTransfer(tx, transfer.id, { amountCents: transferable(payment, await refundsInFlight(tx, payment.id)) });
       return;
     }
+    // Being sent: the reversal is asked once the transfer is made (transferRecorded).
     if (!transfer.transferId) return;
-    const share = shareFor(payment.amountCents, payment.commissionCents);
-    const target = Math.min(transfer.amountCents, shareReversedFor(share, payment.amountCents, payment.refundedCents));
-    const delta = target - transfer.reversedCents;
+    // What the prestataire keeps must come down to its share of what was not refunded: the transfer
+    // may have been made after earlier refunds, already smaller.
+    const inFlight = (await moves.liveMovesOf(tx, payment.id, 'reversal')).reduce((s, m) => s + m.amountCents, 0);
+    const delta = transfer.amountCents - transfer.reversedCents - inFlight - Math.max(0, transferable(payment));
     if (delta <= 0) return;
-    await processor.reverseTransfer({ transferId: transfer.transferId, amountCents: delta, idempotencyKey: `reversal-payment-${payment.id}-${target}` });
-    await repo.updateTransfer(tx, transfer.id, { reversedCents: target, status: target >= transfer.amountCents ? 'reversed' : 'partially_reversed' });
-    const details = { transfer_id: transfer.transferId, reversed_cents: delta, total_reversed_cents: target };
-    await recorder.record(actor, 'payment.transfer_reversed', { type: 'payment', id: payment.id }, { after: details }, tx);
-    await outbox.publish(actor, { type: 'payment.transfer_reversed', subject: { type: 'payment', id: payment.id }, payload: details }, tx);
+    const target = transfer.reversedCents + inFlight + delta;
+    await moves.insertMove(tx, {
+      kind: 'reversal',
+      paymentId: payment.id,
+      prestataireId: payment.prestataireId,
+      amountCents: delta,
+      currency: payment.currency,
+      target: transfer.transferId,
+      // The total reversed once it is done names it: the same refund seen twice asks once.
+      origin: `reversal:${payment.id}:${target}`,
+    });
+    kick();
   }
 
   /** The transfer of a payment whose appointment has completed, if it has. */
   async function transferIfCompleted(tx: DbTx, actor: Caller, payment: Payment) {
     const appointment = await repo.findAppointment(tx, payment.appointmentId);
     if (appointment?.status === 'completed') await transferFor(tx, actor, payment);
+  }
+
+  /** Shares that waited for the prestataire's account: sent now that it can receive transfers. */
+  async function releaseWaitingShares(tx: DbTx, actor: Caller, prestataireId: number): Promise<number> {
+    let released = 0;
+    for (const reason of WAITING_FOR_ACCOUNT) {
+      for (const held of await repo.heldTransfersOf(tx, prestataireId, reason)) {
+        const payment = await repo.findPayment(tx, held.paymentId, { lock: true });
+        if (!payment) continue;
+        const after = await transferFor(tx, actor, payment);
+        if (after?.status === 'sending') released += 1;
+      }
+    }
+    return released;
+  }
+
+  /** A reversal the processor made: the transfer's reversed total and the ledger (the share back from the account). */
+  async function reversalRecorded(tx: DbTx, actor: Caller, payment: Payment, move: MoneyMove): Promise<void> {
+    const transfer = await repo.findTransferByPayment(tx, payment.id);
+    if (!transfer) return;
+    const total = Math.min(transfer.amountCents, transfer.reversedCents + move.amountCents);
+    await repo.updateTransfer(tx, transfer.id, { reversedCents: total, status: total >= transfer.amountCents ? 'reversed' : 'partially_reversed' });
+    await ledger.post(tx, {
+      transactionId: `reversal:${move.id}`,
+      kind: 'reversal',
+      paymentId: payment.id,
+      prestataireId: payment.prestataireId,
+      moveId: move.id,
+      currency: move.currency,
+      entries: [
+        { account: acct.payable(payment.prestataireId), amountCents: -move.amountCents },
+        { account: acct.held(payment.prestataireId), amountCents: move.amountCents },
+      ],
+    });
+    const details = { transfer_id: transfer.transferId, reversed_cents: move.amountCents, total_reversed_cents: total };
+    await recorder.record(actor, 'payment.transfer_reversed', { type: 'payment', id: payment.id }, { after: details }, tx);
+    await outbox.publish(actor, { type: 'payment.transfer_reversed', subject: { type: 'payment', id: payment.id }, payload: details }, tx);
+  }
+
+  /** Commits a refund move of a locked payment once its checks pass. */
+  async function requestRefund(tx: DbTx, actor: Actor, payment: Payment, amountCents: number | undefined, reason: string, origin: string | null): Promise<MoneyMove> {
+    if (origin) {
+      const asked = await moves.findMoveByOrigin(tx, origin);
+      if (asked) return asked;
+    }
+    if (!REFUNDABLE.includes(payment.status)) {
+      throw new AppError('conflict', `Cannot refund a payment whose status is ${payment.status} (allowed from: ${REFUNDABLE.join(', ')})`, {
+        extra: { current_status: payment.status },
+      });
+    }
+    // One refund of a payment at a time: what is left to refund is known only once the last is answered.
+    const live = await moves.liveMovesOf(tx, payment.id, 'refund');
+    if (live.length > 0) {
+      throw new AppError('conflict', `A refund of this payment is on its way (${live[0]!.amountCents} cents); try again once it is done`, {
+        extra: { current_status: 'refund_in_progress' },
+      });
+    }
+    const remaining = payment.amountCents - payment.refundedCents;
+    const amount = amountCents ?? remaining;
+    if (amount > remaining) throw AppError.validation({ amount_cents: [`Must not exceed the amount not yet refunded (${remaining})`] });
+    const { move } = await moves.insertMove(tx, {
+      kind: 'refund',
+      paymentId: payment.id,
+      prestataireId: payment.prestataireId,
+      amountCents: amount,
+      currency: payment.currency,
+      reason: reason.slice(0, 500),
+      origin,
+      requestedBy: actor.userId,
+    });
+    await recorder.record(actor, 'payment.refund_requested', { type: 'payment', id: payment.id }, { after: { move_id: move.id, amount_cents: amount, reason: move.reason } }, tx);
+    return move;
+  }
+
+  /** Runs a refund a request committed, and answers what became of it (502 when the processor refused). */
+  async function runRequested(requested: MoneyMove): Promise<{ payment: Payment; move: MoneyMove; done: boolean }> {
+    const move = (await mover.execute(requested.id)) ?? requested;
+    const payment = (await repo.findPayment(db, move.paymentId!))!;
+    if (move.status === 'failed') throw new AppError('bad_gateway', `The payment processor refused the refund: ${move.failureReason ?? 'refused'}`);
+    // The reversal the refund asked of a share already sent is made now too (else by the worker).
+    if (move.status === 'succeeded') for (const reversal of await moves.liveMovesOf(db, payment.id, 'reversal')) await mover.execute(reversal.id);
+    return { payment, move, done: move.status === 'succeeded' };
+  }
+
+  /** Re-reads the accounts whose shares wait for them, and sends the shares of those now able to receive them. */
+  async function refreshWaitingAccounts(): Promise<void> {
+    for (const { prestataireId, accountId } of await repo.accountsWithWaitingShares(db, WAITING_FOR_ACCOUNT)) {
+      let remote: ProcessorAccount;
+      try {
+        remote = await raw.retrieveAccount(accountId);
+      } catch (error) {
+        deps.log?.warn({ err: error, prestataire_id: prestataireId }, 'connected account unavailable for its waiting shares');
+        continue;
+      }
+      await withTransaction(db, async (tx) => {
+        const updated = await repo.updateConnectedAccount(tx, prestataireId, {
+          chargesEnabled: remote.chargesEnabled,
+          payoutsEnabled: remote.payoutsEnabled,
+          detailsSubmitted: remote.detailsSubmitted,
+          transfersEnabled: transfersEnabledOf(remote),
+          requirements: remote.requirements,
+        });
+        if (updated.transfersEnabled) await releaseWaitingShares(tx, systemActor, prestataireId);
+      });
+    }
+  }
+
+  // ---- money moves: the processor call and its answer ------------------------------------------
+
+  /** One attempt of a move at the processor, with the attempt's key; no transaction is open. */
+  async function callProcessor(move: MoneyMove): Promise<string> {
+    const key = move.idempotencyKey ?? moves.moveKey(move.kind, move.id, move.attempt);
+    switch (move.kind) {
+      case 'refund': {
+        const payment = (await repo.findPayment(db, move.paymentId!))!;
+        return (await raw.refund({ intentId: payment.intentId, amountCents: move.amountCents, reason: move.reason ?? 'refund', idempotencyKey: key })).id;
+      }
+      case 'transfer': {
+        const payment = (await repo.findPayment(db, move.paymentId!))!;
+        return (
+          await raw.createTransfer({
+            amountCents: move.amountCents,
+            currency: move.currency,
+            destination: move.target!,
+            transferGroup: `appointment_${payment.appointmentId}`,
+            sourceCharge: payment.chargeId,
+            idempotencyKey: key,
+          })
+        ).id;
+      }
+      case 'reversal':
+        return (await raw.reverseTransfer({ transferId: move.target!, amountCents: move.amountCents, idempotencyKey: key })).id;
+      case 'payout':
+        return (await raw.createPayout({ accountId: move.target!, amountCents: move.amountCents, currency: move.currency, idempotencyKey: key })).id;
+    }
+  }
+
+  /** A move's answer, recorded in the transaction that settles it (the worker's actor: the system). */
+  async function moveSettled(tx: DbTx, move: MoneyMove, outcome: MoveOutcome): Promise<void> {
+    const actor: Caller = { kind: 'system', requestId: `money-move-${move.id}` };
+    const payment = move.paymentId === null ? undefined : await repo.findPayment(tx, move.paymentId, { lock: true });
+    const subject = { type: 'payment', id: move.paymentId };
+    if (!outcome.ok) {
+      const details = { move_id: move.id, kind: move.kind, amount_cents: move.amountCents, attempt: move.attempt, code: outcome.code, error: outcome.message };
+      if (move.kind === 'transfer' && payment) {
+        // Refused (an account not yet able to receive transfers): the share waits, and goes out as the
+        // move's next attempt when the account's capabilities change (account.updated, or the worker's re-read).
+        const transfer = await repo.findTransferByPayment(tx, payment.id);
+        if (transfer) await repo.updateTransfer(tx, transfer.id, { status: 'held', holdReason: 'transfer_refused' });
+        await recorder.record(actor, 'payment.transfer_refused', subject, { after: details }, tx);
+        return;
+      }
+      if (move.kind === 'payout') {
+        const payout = await repo.findPayoutByMove(tx, move.id);
+        if (payout && payout.status === 'pending') {
+          await repo.updatePayout(tx, payout.id, { status: 'failed', failureReason: outcome.message });
+          await recorder.record(actor, 'payout.failed', { type: 'payout', id: payout.id }, { before: { status: 'pending' }, after: details }, tx);
+          await outbox.publish(actor, { type: 'payout.failed', subject: { type: 'payout', id: payout.id }, payload: { id: payout.id, amount_cents: payout.amountCents, status: 'failed', prestataire_id: payout.prestataireId } }, tx);
+        }
+        return;
+      }
+      await recorder.record(actor, `payment.${move.kind}_failed`, subject, { after: details }, tx);
+      return;
+    }
+    switch (move.kind) {
+      case 'refund':
+        if (payment) await refundRecorded(tx, actor, payment, move);
+        return;
+      case 'transfer': {
+        if (!payment) return;
+        const transfer = await repo.findTransferByPayment(tx, payment.id);
+        if (!transfer) return;
+        const row = await repo.updateTransfer(tx, transfer.id, { status: 'paid', holdReason: null, transferId: outcome.processorId, amountCents: move.amountCents, reversedCents: 0 });
+        await ledger.post(tx, {
+          transactionId: `transfer:${move.id}`,
+          kind: 'transfer',
+          paymentId: payment.id,
+          prestataireId: payment.prestataireId,
+          moveId: move.id,
+          currency: move.currency,
+          entries: [
+            { account: acct.held(payment.prestataireId), amountCents: -move.amountCents },
+            { account: acct.payable(payment.prestataireId), amountCents: move.amountCents },
+          ],
+        });
+        const details = { transfer_id: outcome.processorId, amount_cents: move.amountCents, transfer_group: row.transferGroup };
+        await recorder.record(actor, 'payment.transferred', subject, { after: details }, tx);
+        await outbox.publish(actor, { type: 'payment.transferred', subject: { type: 'payment', id: payment.id }, payload: details }, tx);
+        // Refunds made while it was on its way take their proportion back now.
+        await reverseInProportion(tx, actor, payment);
+        return;
+      }
+      case 'reversal':
+        if (payment) await reversalRecorded(tx, actor, payment, move);
+        return;
+      case 'payout': {
+        const payout = await repo.findPayoutByMove(tx, move.id);
+        if (!payout) return;
+        const row = await repo.updatePayout(tx, payout.id, { payoutId: outcome.processorId });
+        await ledger.post(tx, {
+          transactionId: `payout:${payout.id}`,
+          kind: 'payout',
+          prestataireId: payout.prestataireId,
+          moveId: move.id,
+          currency: move.currency,
+          entries: [
+            { account: acct.payable(payout.prestataireId), amountCents: -move.amountCents },
+            { account: acct.paidOut(payout.prestataireId), amountCents: move.amountCents },
+          ],
+        });
+        const details = { id: row.id, payout_id: row.payoutId, amount_cents: row.amountCents, status: row.status };
+        await recorder.record(actor, 'payout.created', { type: 'payout', id: row.id }, { after: details }, tx);
+        await outbox.publish(actor, { type: 'payout.created', subject: { type: 'payout', id: row.id }, payload: { ...details, prestataire_id: row.prestataireId } }, tx);
+        return;
+      }
+    }
   }
 
   // ---- webhooks ---------------------------------------------------------------------------------
@@ -314,7 +643,28 @@ export function createPaymentsService(deps: {
           if (!payment) break;
           // A refund proves the charge: a success delivered later changes nothing then.
           payment = await markSucceeded(tx, actor, payment, str(object.id));
-          await markRefunded(tx, actor, payment, int(object.amount_refunded) ?? 0, null);
+          if (!REFUNDABLE.includes(payment.status) && payment.status !== 'refunded') break;
+          // Our own refunds are recorded by their moves (this event may come before the answer to
+          // the call that made one, or instead of it): those on their way are hurried. Only what
+          // no move accounts for was refunded elsewhere (the processor's dashboard).
+          const inFlight = await refundsInFlight(tx, payment.id);
+          const outside = Math.min(payment.amountCents - payment.refundedCents - inFlight, (int(object.amount_refunded) ?? 0) - payment.refundedCents - inFlight);
+          if (inFlight > 0) {
+            await moves.hurryMoves(tx, payment.id, 'refund');
+            kick();
+          }
+          if (outside > 0) {
+            const move = await moves.insertSettledMove(tx, {
+              kind: 'refund',
+              paymentId: payment.id,
+              prestataireId: payment.prestataireId,
+              amountCents: outside,
+              currency: payment.currency,
+              reason: 'Refunded at the processor',
+              origin: `processor-refund:${payment.id}:${payment.refundedCents + inFlight + outside}`,
+            });
+            if (move) await refundRecorded(tx, actor, payment, move);
+          }
           break;
         }
         case 'charge.dispute.created': {
@@ -344,9 +694,13 @@ export function createPaymentsService(deps: {
             chargesEnabled: object.charges_enabled === true,
             payoutsEnabled: object.payouts_enabled === true,
             detailsSubmitted: object.details_submitted === true,
+            transfersEnabled: transfersEnabledIn(object),
             requirements: Array.isArray(requirements) ? requirements.filter((r): r is string => typeof r === 'string') : account.requirements,
           });
           await recorder.record(actor, 'psp_account.updated', { type: 'user', id: account.prestataireId }, { before: accountAudit(account), after: accountAudit(updated) }, tx);
+          // The shares that waited for this account go out (events may come late or twice: a share
+          // already on its way is not sent again).
+          if (updated.transfersEnabled) await releaseWaitingShares(tx, actor, account.prestataireId);
           break;
         }
         case 'payout.paid':
@@ -357,6 +711,20 @@ export function createPaymentsService(deps: {
           const status = event.type === 'payout.paid' ? 'paid' : 'failed';
           const updated = await repo.updatePayout(tx, payout.id, { status, failureReason: status === 'failed' ? (str(object.failure_message) ?? 'The payout failed') : null });
           const details = { id: payout.id, payout_id: payout.payoutId, amount_cents: payout.amountCents, status };
+          if (status === 'failed') {
+            // The bank refused: the money is back in the connected account's balance.
+            await ledger.post(tx, {
+              transactionId: `payout_failed:${payout.id}`,
+              kind: 'payout_failed',
+              prestataireId: payout.prestataireId,
+              moveId: payout.moveId,
+              currency: payout.currency,
+              entries: [
+                { account: acct.paidOut(payout.prestataireId), amountCents: -payout.amountCents },
+                { account: acct.payable(payout.prestataireId), amountCents: payout.amountCents },
+              ],
+            });
+          }
           await recorder.record(actor, `payout.${status}`, { type: 'payout', id: payout.id }, { before: { status: 'pending' }, after: details }, tx);
           await outbox.publish(actor, { type: `payout.${status}`, subject: { type: 'payout', id: updated.id }, payload: { ...details, prestataire_id: payout.prestataireId } }, tx);
           break;
@@ -366,9 +734,28 @@ export function createPaymentsService(deps: {
           const transferId = str(object.id);
           const transfer = transferId ? await repo.findTransferByTransferId(tx, transferId) : undefined;
           const reversed = int(object.amount_reversed);
-          if (!transfer || reversed === null || reversed <= transfer.reversedCents) break;
-          const total = Math.min(transfer.amountCents, reversed);
-          await repo.updateTransfer(tx, transfer.id, { reversedCents: total, status: total >= transfer.amountCents ? 'reversed' : 'partially_reversed' });
+          if (!transfer || reversed === null) break;
+          // As for refunds: our reversals are recorded by their moves; only what none accounts for
+          // was reversed at the processor directly.
+          const inFlight = (await moves.liveMovesOf(tx, transfer.paymentId, 'reversal')).reduce((sum, m) => sum + m.amountCents, 0);
+          const outside = Math.min(transfer.amountCents - transfer.reversedCents - inFlight, reversed - transfer.reversedCents - inFlight);
+          if (inFlight > 0) {
+            await moves.hurryMoves(tx, transfer.paymentId, 'reversal');
+            kick();
+          }
+          const payment = outside > 0 ? await repo.findPayment(tx, transfer.paymentId, { lock: true }) : undefined;
+          if (!payment) break;
+          const move = await moves.insertSettledMove(tx, {
+            kind: 'reversal',
+            paymentId: payment.id,
+            prestataireId: payment.prestataireId,
+            amountCents: outside,
+            currency: payment.currency,
+            target: transfer.transferId,
+            reason: 'Reversed at the processor',
+            origin: `processor-reversal:${payment.id}:${transfer.reversedCents + inFlight + outside}`,
+          });
+          if (move) await reversalRecorded(tx, actor, payment, move);
           break;
         }
         default:
@@ -438,10 +825,11 @@ export function createPaymentsService(deps: {
      * (201); called again while unpaid, the same payment (its amount follows the final price).
      */
     async initiate(actor: Actor, appointmentId: number): Promise<{ payment: Payment; clientSecret: string; created: boolean }> {
-      return withTransaction(db, async (tx) => {
-        const appointment = await repo.lockAppointment(tx, appointmentId);
+      /** The checks, with the rows locked (in the transaction that records) or not (before the call). */
+      const check = async (tx: DbTx, lock: boolean) => {
+        const appointment = lock ? await repo.lockAppointment(tx, appointmentId) : await repo.findAppointment(tx, appointmentId);
         if (!appointment || appointment.clientId !== actor.userId) throw AppError.notFound('Appointment');
-        const existing = await repo.findPaymentByAppointment(tx, appointmentId, { lock: true });
+        const existing = await repo.findPaymentByAppointment(tx, appointmentId, { lock });
         if (existing && PAID.includes(existing.status)) {
           throw new AppError('conflict', `This appointment is already paid (payment ${existing.status})`, { extra: { current_status: existing.status } });
         }
@@ -451,33 +839,50 @@ export function createPaymentsService(deps: {
           });
         }
         if (appointment.priceCents <= 0) throw new AppError('conflict', 'This appointment has nothing to pay', { extra: { current_status: appointment.status } });
-        const settings = await commissionSettings(tx);
-        if (existing) {
-          let payment = existing;
-          if (existing.amountCents !== appointment.priceCents && existing.status !== 'processing') {
-            await processor.updatePaymentIntentAmount(existing.intentId, appointment.priceCents, `payment-${existing.id}-amount-${appointment.priceCents}`);
-            payment = await repo.updatePayment(tx, existing.id, {
-              amountCents: appointment.priceCents,
-              commissionCents: commissionFor(appointment.priceCents, settings),
-            });
-            await logged(tx, actor, 'payment.amount_changed', existing, payment);
-          }
-          return { payment, clientSecret: payment.clientSecret, created: false };
+        return { appointment, existing };
+      };
+      // Phase 1, read only: what to ask the processor. The processor is then called with no
+      // transaction open and a key made of the appointment and its price, so two initiations at
+      // once (two instances, a double tap) get the same intent.
+      const { appointment, existing } = await check(db, false);
+      if (existing) {
+        if (existing.amountCents !== appointment.priceCents && existing.status !== 'processing') {
+          await processor.updatePaymentIntentAmount(existing.intentId, appointment.priceCents, `payment-${existing.id}-amount-${appointment.priceCents}`);
+          return withTransaction(db, async (tx) => {
+            const { appointment: now, existing: current } = await check(tx, true);
+            const settings = await commissionSettings(tx);
+            if (!current || current.amountCents === now.priceCents || now.priceCents !== appointment.priceCents) {
+              return { payment: current ?? existing, clientSecret: (current ?? existing).clientSecret, created: false };
+            }
+            const payment = await repo.updatePayment(tx, current.id, { amountCents: now.priceCents, commissionCents: commissionFor(now.priceCents, settings) });
+            await logged(tx, actor, 'payment.amount_changed', current, payment);
+            return { payment, clientSecret: payment.clientSecret, created: false };
+          });
         }
-        const intent = await processor.createPaymentIntent({
-          amountCents: appointment.priceCents,
-          currency: appointment.currency,
-          transferGroup: `appointment_${appointment.id}`,
-          metadata: { appointment_id: String(appointment.id), client_id: String(appointment.clientId), prestataire_id: String(appointment.prestataireId) },
-          idempotencyKey: `payment-appointment-${appointment.id}-${appointment.priceCents}`,
-        });
+        return { payment: existing, clientSecret: existing.clientSecret, created: false };
+      }
+      const intent = await processor.createPaymentIntent({
+        amountCents: appointment.priceCents,
+        currency: appointment.currency,
+        transferGroup: `appointment_${appointment.id}`,
+        metadata: { appointment_id: String(appointment.id), client_id: String(appointment.clientId), prestataire_id: String(appointment.prestataireId) },
+        idempotencyKey: `payment-appointment-${appointment.id}-${appointment.priceCents}`,
+      });
+      // Phase 2: record the intent, unless another initiation recorded one meanwhile.
+      return withTransaction(db, async (tx) => {
+        const { appointment: locked, existing: recorded } = await check(tx, true);
+        if (recorded) return { payment: recorded, clientSecret: recorded.clientSecret, created: false };
+        if (locked.priceCents !== appointment.priceCents) {
+          throw new AppError('conflict', 'The price changed while the payment was being prepared; try again', { extra: { current_status: locked.status } });
+        }
+        const settings = await commissionSettings(tx);
         const payment = await repo.insertPayment(tx, {
-          appointmentId: appointment.id,
-          clientId: appointment.clientId,
-          prestataireId: appointment.prestataireId,
-          amountCents: appointment.priceCents,
-          commissionCents: commissionFor(appointment.priceCents, settings),
-          currency: appointment.currency,
+          appointmentId: locked.id,
+          clientId: locked.clientId,
+          prestataireId: locked.prestataireId,
+          amountCents: locked.priceCents,
+          commissionCents: commissionFor(locked.priceCents, settings),
+          currency: locked.currency,
           processor: processor.kind,
           intentId: intent.id,
           clientSecret: intent.clientSecret,
@@ -574,45 +979,83 @@ export function createPaymentsService(deps: {
       });
     },
 
-    /** Refunds all or part of a paid payment; after completion the transfer gives back its proportion. */
-    async refund(actor: Actor, paymentId: number, input: { amount_cents?: number; reason: string }): Promise<Payment> {
-      const result = await withTransaction(db, async (tx) => {
+    /**
+     * Refunds all or part of a paid payment; after completion the transfer gives back its proportion.
+     * The refund is committed as a money move, then made at the processor with no transaction open:
+     * `done` says whether the processor answered in time (else the worker finishes it, 202). A
+     * refund the processor refuses answers 502 and changes nothing; a second refund while one is on
+     * its way answers 409 at once.
+     */
+    async refund(actor: Actor, paymentId: number, input: { amount_cents?: number; reason: string }): Promise<{ payment: Payment; move: MoneyMove; done: boolean }> {
+      const move = await withTransaction(db, async (tx) => {
         const payment = await repo.findPayment(tx, paymentId, { lock: true });
         if (!payment) throw AppError.notFound('Payment');
-        if (!REFUNDABLE.includes(payment.status)) {
-          throw new AppError('conflict', `Cannot refund a payment whose status is ${payment.status} (allowed from: ${REFUNDABLE.join(', ')})`, {
-            extra: { current_status: payment.status },
-          });
-        }
-        const remaining = payment.amountCents - payment.refundedCents;
-        const amount = input.amount_cents ?? remaining;
-        if (amount > remaining) throw AppError.validation({ amount_cents: [`Must not exceed the amount not yet refunded (${remaining})`] });
-        await processor.refund({
-          intentId: payment.intentId,
-          amountCents: amount,
-          reason: input.reason,
-          idempotencyKey: `refund-payment-${payment.id}-${payment.refundedCents}-${amount}`,
-        });
-        return markRefunded(tx, actor, payment, payment.refundedCents + amount, input.reason);
+        return requestRefund(tx, actor, payment, input.amount_cents, input.reason, null);
       });
-      await deliverBuiltinEvents();
-      return result;
+      return runRequested(move);
     },
 
     /**
-     * Refunds part of an appointment's payment, as an administrator decided when resolving a dispute
-     * (the same rules as `refund`); 422 on `refund_cents` when the appointment has no payment.
+     * The refund an administrator decided when resolving the dispute of a conversation about
+     * `appointmentId`, committed in the resolution's own transaction (`tx`) with the conversation as
+     * its origin, so that resolving twice cannot refund twice. The caller runs it (`runMove`) once
+     * its transaction has committed. 422 on `refund_cents` when there is nothing to refund.
      */
-    async refundAppointment(actor: Actor, appointmentId: number, amountCents: number, reason: string): Promise<Payment> {
-      const payment = await repo.findPaymentByAppointment(db, appointmentId);
+    async requestDisputeRefund(tx: DbTx, actor: Actor, input: { appointmentId: number; conversationId: number; amountCents: number; reason: string }): Promise<number> {
+      const payment = await repo.findPaymentByAppointment(tx, input.appointmentId, { lock: true });
       if (!payment) throw AppError.validation({ refund_cents: ['The appointment has no payment to refund'] });
       try {
-        return await this.refund(actor, payment.id, { amount_cents: amountCents, reason });
+        const move = await requestRefund(tx, actor, payment, input.amountCents, input.reason, `dispute:${input.conversationId}`);
+        return move.id;
       } catch (error) {
-        // The refund's own field is the resolution's refund_cents.
+        // The refund's own fields are the resolution's refund_cents.
         if (error instanceof AppError && error.statusCode === 422) throw AppError.validation({ refund_cents: Object.values(error.errors ?? {}).flat() });
+        if (error instanceof AppError && error.statusCode === 409) {
+          throw AppError.validation({ refund_cents: [error.message] });
+        }
         throw error;
       }
+    },
+
+    /** Makes a committed money move at the processor now (the worker would otherwise). */
+    async runMove(id: number): Promise<MoneyMove | undefined> {
+      return mover.execute(id);
+    },
+
+    /**
+     * The worker's pass: every due money move (waiting, retrying, or left executing by a caller that
+     * vanished), and, at most every `refreshMs`, a re-read of the accounts whose shares wait for them
+     * (for an `account.updated` that never came).
+     */
+    async drainMoves(opts: { refreshAccounts?: boolean } = {}): Promise<number> {
+      if (opts.refreshAccounts) await refreshWaitingAccounts();
+      return mover.drain();
+    },
+
+    /** How many moves wait on the processor (for /metrics). */
+    moveStats: () => moves.liveMoveStats(db),
+
+    /** Resolves once the moves being driven now have settled (closing). */
+    async idle(): Promise<void> {
+      if (kickTimer) clearTimeout(kickTimer);
+      kickTimer = undefined;
+      await mover.idle();
+    },
+
+    /** A payment's money moves, oldest first (404 when there is no such payment). */
+    async moneyMoves(paymentId: number): Promise<MoneyMove[]> {
+      if (!(await repo.findPayment(db, paymentId))) throw AppError.notFound('Payment');
+      return moves.movesOfPayment(db, paymentId);
+    },
+
+    /** The ledger's entries, filtered by payment or prestataire, with each account's balance over them. */
+    async ledger(query: { page: number; per_page: number; payment_id?: number; prestataire_id?: number }) {
+      const filters = { paymentId: query.payment_id, prestataireId: query.prestataire_id };
+      const [{ rows, total }, totals] = await Promise.all([
+        ledger.listEntries(db, filters, query.per_page, pageOffset(query.page, query.per_page)),
+        ledger.balances(db, filters),
+      ]);
+      return { rows, totals, meta: pageMeta(query.page, query.per_page, total) };
     },
 
     async list(query: { page: number; per_page: number; status?: PaymentStatus; user_id?: number; client_id?: number; prestataire_id?: number; from?: string; to?: string }) {
@@ -672,50 +1115,49 @@ export function createPaymentsService(deps: {
     /** Creates the prestataire's connected account once, and answers a link to the processor's onboarding form. */
     async onboard(actor: Actor) {
       const { email } = await repo.userIdentity(db, actor.userId);
-      const account = await withTransaction(db, async (tx) => {
-        await repo.lockOnboarding(tx, actor.userId);
-        const existing = await repo.findConnectedAccount(tx, actor.userId);
-        if (existing) return existing;
+      let account = await repo.findConnectedAccount(db, actor.userId);
+      if (!account) {
+        // Outside any transaction, with a key of the prestataire alone: two onboardings at once get
+        // the same account from the processor, and the first to record it wins.
         const created = await processor.createAccount({ email, idempotencyKey: `account-prestataire-${actor.userId}` });
-        const row = await repo.insertConnectedAccount(tx, {
-          prestataireId: actor.userId,
-          accountId: created.id,
-          chargesEnabled: created.chargesEnabled,
-          payoutsEnabled: created.payoutsEnabled,
-          detailsSubmitted: created.detailsSubmitted,
-          requirements: created.requirements,
+        account = await withTransaction(db, async (tx) => {
+          await repo.lockOnboarding(tx, actor.userId);
+          const existing = await repo.findConnectedAccount(tx, actor.userId);
+          if (existing) return existing;
+          const row = await repo.insertConnectedAccount(tx, {
+            prestataireId: actor.userId,
+            accountId: created.id,
+            chargesEnabled: created.chargesEnabled,
+            payoutsEnabled: created.payoutsEnabled,
+            detailsSubmitted: created.detailsSubmitted,
+            transfersEnabled: transfersEnabledOf(created),
+            requirements: created.requirements,
+          });
+          await recorder.record(actor, 'psp_account.created', { type: 'user', id: actor.userId }, { after: accountAudit(row) }, tx);
+          return row;
         });
-        await recorder.record(actor, 'psp_account.created', { type: 'user', id: actor.userId }, { after: accountAudit(row) }, tx);
-        return row;
-      });
+      }
       const link = await processor.createAccountLink({ accountId: account.accountId, returnUrl: config.returnUrl, refreshUrl: config.refreshUrl });
       await deliverBuiltinEvents();
       return { account: (await repo.findConnectedAccount(db, actor.userId))!, url: link.url, expiresAt: link.expiresAt };
     },
 
-    /** The connected account as the processor sees it now (capabilities, outstanding requirements). */
+    /**
+     * The connected account as the processor sees it now (capabilities, outstanding requirements).
+     * It only reads: held shares go out on the processor's `account.updated`, or the worker's re-read.
+     */
     async accountStatus(actor: Actor) {
       const account = await repo.findConnectedAccount(db, actor.userId);
       if (!account) return null;
       const remote = await processor.retrieveAccount(account.accountId);
-      return withTransaction(db, async (tx) => {
-        const updated = await repo.updateConnectedAccount(tx, actor.userId, {
-          chargesEnabled: remote.chargesEnabled,
-          payoutsEnabled: remote.payoutsEnabled,
-          detailsSubmitted: remote.detailsSubmitted,
-          requirements: remote.requirements,
-        });
-        // An account that can now receive money gets the shares that waited for it.
-        const waiting = [
-          ...(await repo.heldTransfersOf(tx, actor.userId, 'no_connected_account')),
-          ...(await repo.heldTransfersOf(tx, actor.userId, 'transfer_refused')),
-        ];
-        for (const held of waiting) {
-          const payment = await repo.findPayment(tx, held.paymentId, { lock: true });
-          if (payment) await transferFor(tx, actor, payment);
-        }
-        return updated;
-      });
+      return {
+        ...account,
+        chargesEnabled: remote.chargesEnabled,
+        payoutsEnabled: remote.payoutsEnabled,
+        detailsSubmitted: remote.detailsSubmitted,
+        transfersEnabled: transfersEnabledOf(remote),
+        requirements: remote.requirements,
+      };
     },
 
     /** Sets the bank account payouts go to; an IBAN failing its mod-97 check answers 422. */
@@ -726,7 +1168,9 @@ export function createPaymentsService(deps: {
       if (!account) throw new AppError('conflict', 'Start the onboarding first (POST /prestataire/psp/onboard)', { extra: { current_status: 'not_onboarded' } });
       const who = await repo.userIdentity(db, actor.userId);
       const holder = input.account_holder_name ?? who.businessName ?? `${who.firstName} ${who.lastName}`;
-      const bank = await processor.setBankAccount({ accountId: account.accountId, iban, holderName: holder, idempotencyKey: `iban-${account.accountId}-${iban}` });
+      // The key names the call, never the IBAN (keys land in the processor's request logs); the
+      // SDK's own retries of this call reuse it.
+      const bank = await processor.setBankAccount({ accountId: account.accountId, iban, holderName: holder, idempotencyKey: `bank-account-${account.accountId}-${randomUUID()}` });
       const updated = await withTransaction(db, async (tx) => {
         const row = await repo.updateConnectedAccount(tx, actor.userId, { bankAccountId: bank.id, ibanLast4: bank.last4 });
         await recorder.record(actor, 'psp_account.bank_account_set', { type: 'user', id: actor.userId }, { before: { iban_last4: account.ibanLast4 }, after: { iban_last4: row.ibanLast4 } }, tx);
@@ -736,30 +1180,38 @@ export function createPaymentsService(deps: {
       return (await repo.findConnectedAccount(db, actor.userId)) ?? updated;
     },
 
-    /** Pays out the whole available balance to the bank account (manual payout schedule). */
+    /**
+     * Pays out the whole available balance to the bank account (manual payout schedule): a payout
+     * move committed with its row, then made at the processor. One payout at a time (409 while one is
+     * on its way); the processor's refusal answers 502 with the payout marked failed.
+     */
     async withdraw(actor: Actor) {
+      const account = await repo.findConnectedAccount(db, actor.userId);
+      if (!account) throw new AppError('conflict', 'Start the onboarding first (POST /prestataire/psp/onboard)', { extra: { current_status: 'not_onboarded' } });
+      if (!account.bankAccountId) throw new AppError('conflict', 'Set a bank account first (PUT /prestataire/psp/iban)', { extra: { current_status: 'no_bank_account' } });
+      const busy = () => new AppError('conflict', 'A payout is on its way; try again once it is done', { extra: { current_status: 'payout_in_progress' } });
+      if ((await moves.livePayoutsOf(db, actor.userId)).length > 0) throw busy();
+      const available = await processor.availableBalance(account.accountId, 'EUR');
+      if (available <= 0) throw new AppError('conflict', 'No available balance to pay out', { extra: { current_status: 'no_available_balance' } });
       const payout = await withTransaction(db, async (tx) => {
         await repo.lockOnboarding(tx, actor.userId);
-        const account = await repo.findConnectedAccount(tx, actor.userId);
-        if (!account) throw new AppError('conflict', 'Start the onboarding first (POST /prestataire/psp/onboard)', { extra: { current_status: 'not_onboarded' } });
-        if (!account.bankAccountId) throw new AppError('conflict', 'Set a bank account first (PUT /prestataire/psp/iban)', { extra: { current_status: 'no_bank_account' } });
-        const available = await processor.availableBalance(account.accountId, 'EUR');
-        if (available <= 0) throw new AppError('conflict', 'No available balance to pay out', { extra: { current_status: 'no_available_balance' } });
-        const pendingCount = (await repo.listPayouts(tx, actor.userId)).length;
-        const created = await processor.createPayout({
-          accountId: account.accountId,
+        if ((await moves.livePayoutsOf(tx, actor.userId)).length > 0) throw busy();
+        const { move } = await moves.insertMove(tx, {
+          kind: 'payout',
+          prestataireId: actor.userId,
           amountCents: available,
           currency: 'EUR',
-          idempotencyKey: `payout-${account.accountId}-${pendingCount + 1}-${available}`,
+          target: account.accountId,
+          requestedBy: actor.userId,
         });
-        const row = await repo.insertPayout(tx, { prestataireId: actor.userId, accountId: account.accountId, payoutId: created.id, amountCents: available });
-        const details = { id: row.id, payout_id: row.payoutId, amount_cents: row.amountCents, status: row.status };
-        await recorder.record(actor, 'payout.created', { type: 'payout', id: row.id }, { after: details }, tx);
-        await outbox.publish(actor, { type: 'payout.created', subject: { type: 'payout', id: row.id }, payload: { ...details, prestataire_id: actor.userId } }, tx);
+        const row = await repo.insertPayout(tx, { prestataireId: actor.userId, accountId: account.accountId, moveId: move.id, amountCents: available });
+        await recorder.record(actor, 'payout.requested', { type: 'payout', id: row.id }, { after: { id: row.id, amount_cents: available, move_id: move.id } }, tx);
         return row;
       });
-      await deliverBuiltinEvents();
-      return (await repo.listPayouts(db, actor.userId)).find((p) => p.id === payout.id) ?? payout;
+      const move = await mover.execute(payout.moveId!);
+      const row = (await repo.listPayouts(db, actor.userId)).find((p) => p.id === payout.id) ?? payout;
+      if (move?.status === 'failed') throw new AppError('bad_gateway', `The payment processor refused the payout: ${move.failureReason ?? 'refused'}`);
+      return row;
     },
 
     /** Gross, commission and net of the prestataire's paid payments, what was paid out and what is pending; by month. */
