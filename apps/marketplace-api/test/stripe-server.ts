@@ -136,6 +136,8 @@ export async function startStripeServer() {
   let random = seeded(1);
   let errorsDrawn = 0;
   const hangs: { pattern: PathPattern; ms: number }[] = [];
+  const fails: { pattern: PathPattern; status: number }[] = [];
+  const losses: PathPattern[] = [];
   const outages: { pattern: PathPattern; until: number }[] = [];
   const stats: FaultStats = { requests: 0, executed: 0, replayed: 0, errors: 0, lost: 0, slow: 0, hung: 0, down: 0, keyInUse: 0, keyMismatch: 0 };
 
@@ -149,11 +151,21 @@ export async function startStripeServer() {
     clear() {
       settings = {};
       hangs.length = 0;
+      fails.length = 0;
+      losses.length = 0;
       outages.length = 0;
     },
     /** The next matching request executes only after `ms`, holding its socket meanwhile. */
     hangNext(pattern: PathPattern, ms: number) {
       hangs.push({ pattern, ms });
+    },
+    /** The next matching request answers `status` (500 by default) without executing. */
+    failNext(pattern: PathPattern, status = 500) {
+      fails.push({ pattern, status });
+    },
+    /** The next matching request executes and saves its answer, then its socket closes unanswered. */
+    loseNext(pattern: PathPattern) {
+      losses.push(pattern);
     },
     /** Every matching request answers 503 for `ms`. */
     down(pattern: PathPattern, ms: number) {
@@ -417,10 +429,11 @@ export async function startStripeServer() {
       stats.down += 1;
       return send(res, error(503, 'The service is temporarily unavailable.', { type: 'api_error' }));
     }
-    if (drawn.error) {
+    const failNext = fails.findIndex((f) => matches(f.pattern, method, pathname));
+    if (drawn.error || failNext >= 0) {
       stats.errors += 1;
-      const status = errorsDrawn++ % 2 === 0 ? 500 : 503;
-      return send(res, error(status, 'An unknown error occurred.', { type: 'api_error' }));
+      const status = failNext >= 0 ? fails.splice(failNext, 1)[0]!.status : errorsDrawn++ % 2 === 0 ? 500 : 503;
+      return send(res, error(status, 'An unknown error occurred.', { type: status === 429 ? 'rate_limit_error' : 'api_error', code: status === 429 ? 'rate_limit' : undefined }));
     }
 
     // Idempotency keys are scoped to the account the request acts as.
@@ -466,7 +479,9 @@ export async function startStripeServer() {
       }
     }
 
-    if (drawn.lost) {
+    const loseNext = losses.findIndex((p) => matches(p, method, pathname));
+    if (loseNext >= 0) losses.splice(loseNext, 1);
+    if (drawn.lost || loseNext >= 0) {
       stats.lost += 1;
       res.socket?.destroy();
       return;
