@@ -1,12 +1,16 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import {
+  ProcessorError,
   WEBHOOK_TOLERANCE_SECONDS,
   WebhookSignatureError,
   type BuiltinPaymentProcessor,
   type Intent,
   type ProcessorAccount,
   type ProcessorEvent,
+  type ProcessorPayout,
+  type ProcessorRefund,
+  type ProcessorReversal,
 } from './processor.js';
 
 interface BuiltinAccount extends ProcessorAccount {
@@ -21,7 +25,12 @@ interface BuiltinTransfer {
   reversed: number;
   destination: string;
   group: string;
+  reference: string | null;
+  reversals: ProcessorReversal[];
 }
+
+/** A refusal in Stripe's words (its code and status), so both processors fail alike. */
+const refused = (message: string, code: string, statusCode = 400) => new ProcessorError('refused', message, { code, statusCode });
 
 /**
  * A processor held in memory that moves the same states as Stripe, with no network: intents settle
@@ -37,6 +46,8 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
   // Only the SDK's webhook helper is used: it verifies the same header format as for Stripe itself.
   const verifier = new Stripe('sk_builtin_offline', { telemetry: false });
   const intents = new Map<string, Intent & { refunded: number }>();
+  const refunds = new Map<string, ProcessorRefund[]>();
+  const payouts = new Map<string, ProcessorPayout[]>();
   const accounts = new Map<string, BuiltinAccount>();
   const transfers = new Map<string, BuiltinTransfer>();
   const idempotent = new Map<string, unknown>();
@@ -89,28 +100,30 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
       charges_enabled: a.chargesEnabled,
       payouts_enabled: a.payoutsEnabled,
       details_submitted: a.detailsSubmitted,
+      capabilities: { transfers: a.transfersEnabled ? 'active' : 'inactive' },
       requirements: { currently_due: a.requirements },
     };
   }
 
   function getIntent(id: string) {
     const intent = intents.get(id);
-    if (!intent) throw new Error(`No such payment_intent: ${id}`);
+    if (!intent) throw refused(`No such payment_intent: ${id}`, 'resource_missing', 404);
     return intent;
   }
 
   function getAccount(id: string) {
     const account = accounts.get(id);
-    if (!account) throw new Error(`No such account: ${id}`);
+    if (!account) throw refused(`No such account: ${id}`, 'resource_missing', 404);
     return account;
   }
 
-  const view = (i: Intent & { refunded: number }): Intent => ({ ...i });
+  const view = ({ refunded, ...i }: Intent & { refunded: number }): Intent => ({ ...i, amountRefundedCents: refunded });
   const accountView = (a: BuiltinAccount): ProcessorAccount => ({
     id: a.id,
     chargesEnabled: a.chargesEnabled,
     payoutsEnabled: a.payoutsEnabled,
     detailsSubmitted: a.detailsSubmitted,
+    transfersEnabled: a.transfersEnabled,
     requirements: [...a.requirements],
   });
 
@@ -146,7 +159,7 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
 
     async updatePaymentIntentAmount(id, amountCents) {
       const intent = getIntent(id);
-      if (intent.status === 'succeeded' || intent.status === 'processing') throw new Error('This PaymentIntent can no longer be updated');
+      if (intent.status === 'succeeded' || intent.status === 'processing') throw refused('This PaymentIntent can no longer be updated', 'payment_intent_unexpected_state');
       intent.amountCents = amountCents;
       return view(intent);
     },
@@ -172,10 +185,13 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
     async refund(input) {
       return once(input.idempotencyKey, () => {
         const intent = getIntent(input.intentId);
-        if (intent.status !== 'succeeded') throw new Error('This PaymentIntent has no successful charge to refund');
-        if (intent.refunded + input.amountCents > intent.amountCents) throw new Error('Refund amount is greater than the unrefunded amount');
+        if (intent.status !== 'succeeded') throw refused('This PaymentIntent has no successful charge to refund', 'payment_intent_unexpected_state');
+        if (intent.refunded >= intent.amountCents) throw refused(`Charge ${intent.chargeId} has already been refunded`, 'charge_already_refunded');
+        if (intent.refunded + input.amountCents > intent.amountCents) throw refused('Refund amount is greater than the unrefunded amount', 'amount_too_large');
         intent.refunded += input.amountCents;
         const id = newId('re');
+        const refund: ProcessorRefund = { id, amountCents: input.amountCents, status: 'succeeded', reference: input.reference ?? null };
+        refunds.set(intent.id, [...(refunds.get(intent.id) ?? []), refund]);
         emit('charge.refunded', {
           id: intent.chargeId,
           object: 'charge',
@@ -183,7 +199,7 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
           amount: intent.amountCents,
           amount_refunded: intent.refunded,
         });
-        return { id };
+        return { id, amountCents: refund.amountCents, status: refund.status };
       });
     },
 
@@ -194,6 +210,7 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
           chargesEnabled: false,
           payoutsEnabled: false,
           detailsSubmitted: false,
+          transfersEnabled: false,
           requirements: ['business_profile.url', 'external_account'],
           bankAccount: null,
           balance: 0,
@@ -212,6 +229,8 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
       const account = getAccount(input.accountId);
       account.detailsSubmitted = true;
       account.chargesEnabled = true;
+      // Stripe activates the transfers capability once the identity details are in.
+      account.transfersEnabled = true;
       account.requirements = account.requirements.filter((r) => r !== 'business_profile.url');
       emit('account.updated', accountObject(account), account.id);
       const url = new URL(input.returnUrl);
@@ -233,20 +252,33 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
     async createTransfer(input) {
       return once(input.idempotencyKey, () => {
         const account = getAccount(input.destination);
-        const transfer: BuiltinTransfer = { id: newId('tr'), amount: input.amountCents, reversed: 0, destination: account.id, group: input.transferGroup };
+        if (!account.transfersEnabled) {
+          throw refused('The destination account needs the transfers capability enabled', 'insufficient_capabilities_for_transfer');
+        }
+        const transfer: BuiltinTransfer = {
+          id: newId('tr'),
+          amount: input.amountCents,
+          reversed: 0,
+          destination: account.id,
+          group: input.transferGroup,
+          reference: input.reference ?? null,
+          reversals: [],
+        };
         transfers.set(transfer.id, transfer);
         account.balance += input.amountCents;
         emit('transfer.created', { id: transfer.id, object: 'transfer', amount: transfer.amount, amount_reversed: 0, destination: account.id, transfer_group: transfer.group });
-        return { id: transfer.id };
+        return { id: transfer.id, amountCents: transfer.amount };
       });
     },
 
     async reverseTransfer(input) {
       return once(input.idempotencyKey, () => {
         const transfer = transfers.get(input.transferId);
-        if (!transfer) throw new Error(`No such transfer: ${input.transferId}`);
-        if (transfer.reversed + input.amountCents > transfer.amount) throw new Error('Reversal amount is greater than the transfer');
+        if (!transfer) throw refused(`No such transfer: ${input.transferId}`, 'resource_missing', 404);
+        if (transfer.reversed + input.amountCents > transfer.amount) throw refused('Reversal amount is greater than the transfer', 'amount_too_large');
         transfer.reversed += input.amountCents;
+        const reversal: ProcessorReversal = { id: newId('trr'), amountCents: input.amountCents, reference: input.reference ?? null };
+        transfer.reversals.push(reversal);
         getAccount(transfer.destination).balance -= input.amountCents;
         emit('transfer.reversed', {
           id: transfer.id,
@@ -256,7 +288,7 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
           destination: transfer.destination,
           transfer_group: transfer.group,
         });
-        return { id: newId('trr') };
+        return { id: reversal.id, amountCents: reversal.amountCents };
       });
     },
 
@@ -267,14 +299,39 @@ export function createBuiltinProcessor(options: { webhookSecret?: string } = {})
     async createPayout(input) {
       return once(input.idempotencyKey, () => {
         const account = getAccount(input.accountId);
-        if (!account.bankAccount) throw new Error('No external account for payouts');
-        if (input.amountCents > account.balance) throw new Error('Insufficient available balance');
+        if (!account.bankAccount) throw refused('No external account for payouts', 'no_external_account');
+        if (input.amountCents > account.balance) throw refused('Insufficient available balance', 'balance_insufficient');
         account.balance -= input.amountCents;
         const id = newId('po');
+        const payout: ProcessorPayout = { id, amountCents: input.amountCents, status: 'paid', reference: input.reference ?? null };
+        payouts.set(account.id, [...(payouts.get(account.id) ?? []), payout]);
         // The bank answers at once offline.
         emit('payout.paid', { id, object: 'payout', amount: input.amountCents, currency: input.currency.toLowerCase(), status: 'paid' }, account.id);
-        return { id };
+        return { id, amountCents: payout.amountCents, status: payout.status };
       });
+    },
+
+    async listRefunds(intentId) {
+      getIntent(intentId);
+      return (refunds.get(intentId) ?? []).map((r) => ({ ...r }));
+    },
+
+    async listTransfers(transferGroup) {
+      return [...transfers.values()]
+        .filter((t) => t.group === transferGroup)
+        .map((t) => ({
+          id: t.id,
+          amountCents: t.amount,
+          reversedCents: t.reversed,
+          destination: t.destination,
+          reference: t.reference,
+          reversals: t.reversals.map((r) => ({ ...r })),
+        }));
+    },
+
+    async listPayouts(accountId) {
+      getAccount(accountId);
+      return (payouts.get(accountId) ?? []).map((p) => ({ ...p }));
     },
 
     verifyWebhook(rawBody, signature) {

@@ -16,6 +16,8 @@ export interface Intent {
   /** The charge behind a successful intent (refunds and disputes name it). */
   chargeId: string | null;
   failureReason: string | null;
+  /** What has been refunded of its charge, when the processor answers it with the intent. */
+  amountRefundedCents?: number;
 }
 
 export interface ProcessorAccount {
@@ -23,6 +25,8 @@ export interface ProcessorAccount {
   chargesEnabled: boolean;
   payoutsEnabled: boolean;
   detailsSubmitted: boolean;
+  /** Whether transfers to it are accepted (Stripe: the `transfers` capability is `active`). */
+  transfersEnabled: boolean;
   /** Outstanding requirements (`requirements.currently_due`). */
   requirements: string[];
 }
@@ -37,6 +41,70 @@ export interface ProcessorEvent {
   data: { object: Record<string, unknown> };
 }
 
+export type RefundStatus = 'succeeded' | 'pending' | 'failed' | 'canceled';
+export type PayoutStatus = 'pending' | 'in_transit' | 'paid' | 'failed' | 'canceled';
+
+/** A refund as the processor knows it; `reference` is the one our money move gave it. */
+export interface ProcessorRefund {
+  id: string;
+  amountCents: number;
+  status: RefundStatus;
+  reference: string | null;
+}
+
+export interface ProcessorReversal {
+  id: string;
+  amountCents: number;
+  reference: string | null;
+}
+
+export interface ProcessorTransfer {
+  id: string;
+  amountCents: number;
+  reversedCents: number;
+  destination: string;
+  reference: string | null;
+  reversals: ProcessorReversal[];
+}
+
+export interface ProcessorPayout {
+  id: string;
+  amountCents: number;
+  status: PayoutStatus;
+  reference: string | null;
+}
+
+/**
+ * Every failed processor call throws this. `refused` is a definitive answer: the same request will
+ * get it again (a card declined, an account unable to receive transfers, insufficient funds, a key
+ * reused with other parameters). `unavailable` means the outcome is unknown or transient (network,
+ * timeout, 5xx, rate limit, the same key still executing): the move may or may not have happened,
+ * so it is re-read or retried with the same key. The message carries ids and codes, never personal data.
+ */
+export class ProcessorError extends Error {
+  override readonly name = 'ProcessorError';
+  readonly kind: 'refused' | 'unavailable';
+  /** The processor's error code (`insufficient_capabilities_for_transfer`, `idempotency_key_in_use`, …). */
+  readonly code: string | null;
+  /** The HTTP status of the answer; null when none came (network error, timeout). */
+  readonly statusCode: number | null;
+
+  constructor(kind: 'refused' | 'unavailable', message: string, opts: { code?: string | null; statusCode?: number | null; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.kind = kind;
+    this.code = opts.code ?? null;
+    this.statusCode = opts.statusCode ?? null;
+  }
+}
+
+/** Removes what could name a person from a processor's message: e-mail addresses, IBANs, card-like numbers. */
+export function redactProcessorMessage(message: string): string {
+  return message
+    .replace(/[^\s@'"]+@[^\s@'"]+\.[^\s@'"]+/g, '[email]')
+    .replace(/\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}\b/g, '[iban]')
+    .replace(/\b\d(?:[ -]?\d){11,18}\b/g, '[number]');
+}
+
 /** Thrown when a webhook's signature does not verify: the route answers 400. */
 export class WebhookSignatureError extends Error {}
 
@@ -49,10 +117,18 @@ export interface PaymentProcessor {
     metadata: Record<string, string>;
     idempotencyKey: string;
   }): Promise<Intent>;
+  /** Also reports what has been refunded of its charge (`amountRefundedCents`), read in the same call. */
   retrievePaymentIntent(id: string): Promise<Intent>;
   /** Changes the amount of an unpaid intent (the final price moved since it was created). */
   updatePaymentIntentAmount(id: string, amountCents: number, idempotencyKey: string): Promise<Intent>;
-  refund(input: { intentId: string; amountCents: number; reason: string; idempotencyKey: string }): Promise<{ id: string }>;
+  refund(input: {
+    intentId: string;
+    amountCents: number;
+    reason: string;
+    idempotencyKey: string;
+    /** Kept on the refund (`metadata[reference]`) so the move that made it finds it again. */
+    reference?: string;
+  }): Promise<{ id: string; amountCents: number; status: RefundStatus }>;
   createAccount(input: { email: string; idempotencyKey: string }): Promise<ProcessorAccount>;
   retrieveAccount(id: string): Promise<ProcessorAccount>;
   createAccountLink(input: { accountId: string; returnUrl: string; refreshUrl: string }): Promise<{ url: string; expiresAt: Date }>;
@@ -64,11 +140,24 @@ export interface PaymentProcessor {
     transferGroup: string;
     sourceCharge: string | null;
     idempotencyKey: string;
-  }): Promise<{ id: string }>;
-  reverseTransfer(input: { transferId: string; amountCents: number; idempotencyKey: string }): Promise<{ id: string }>;
+    reference?: string;
+  }): Promise<{ id: string; amountCents: number }>;
+  reverseTransfer(input: { transferId: string; amountCents: number; idempotencyKey: string; reference?: string }): Promise<{ id: string; amountCents: number }>;
   /** The connected account's available balance in `currency`, in cents. */
   availableBalance(accountId: string, currency: string): Promise<number>;
-  createPayout(input: { accountId: string; amountCents: number; currency: string; idempotencyKey: string }): Promise<{ id: string }>;
+  createPayout(input: {
+    accountId: string;
+    amountCents: number;
+    currency: string;
+    idempotencyKey: string;
+    reference?: string;
+  }): Promise<{ id: string; amountCents: number; status: PayoutStatus }>;
+  /** The refunds of an intent's charges, every page (reconciliation and recovery of a refund move). */
+  listRefunds(intentId: string): Promise<ProcessorRefund[]>;
+  /** The transfers of a transfer group with their reversals, every page. */
+  listTransfers(transferGroup: string): Promise<ProcessorTransfer[]>;
+  /** The payouts of a connected account, every page. */
+  listPayouts(accountId: string): Promise<ProcessorPayout[]>;
   /** Verifies a delivery's `Stripe-Signature` over its raw body (300 s tolerance); throws WebhookSignatureError. */
   verifyWebhook(rawBody: Buffer, signature: string | undefined): ProcessorEvent;
 }
