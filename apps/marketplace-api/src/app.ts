@@ -133,7 +133,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers, lifecycleTimers, broadcasts, payments } = await registerModules(app, {
+  const { outboxConsumers, lifecycleTimers, broadcasts, payments, reconciliation } = await registerModules(app, {
     config,
     database,
     db,
@@ -148,7 +148,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
   registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
-  registerMoneyMoves(app, { payments, intervalMs: config.moneyMovesIntervalMs });
+  registerMoneyMoves(app, { payments, reconciliation, intervalMs: config.moneyMovesIntervalMs, reconciliationIntervalMinutes: config.reconciliationIntervalMinutes });
   registerBroadcastDelivery(app, { broadcasts, intervalMs: config.broadcasts.intervalMs });
 
   if (config.seedReferenceData) {

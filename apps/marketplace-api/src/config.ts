@@ -47,6 +47,8 @@ const schema = z.object({
   // How often the money moves' worker retries and completes refunds, transfers, reversals and payouts; 0: never.
   // Unset means 1000, except under NODE_ENV=test where tests drive it.
   MONEY_MOVES_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  // How often the ledger is reconciled with the payment processor, in minutes; 0: only when an administrator asks.
+  RECONCILIATION_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(10_080).optional(),
   // Real-time over the Pusher channels protocol (DESIGN.md §8): the app's credentials, as a Pusher
   // client and the auth endpoint know them. Without a secret, one is derived from the JWT secret
   // (each instance derives the same), so no well-known value ever signs subscriptions.
@@ -119,6 +121,8 @@ export interface Config extends CommonConfig {
   outboxIntervalMs: number;
   /** Period of the money moves' worker, in ms (0: off; tests drive it). */
   moneyMovesIntervalMs: number;
+  /** Period of the reconciliation with the processor, in minutes (0: on demand only; unset: 60, 0 under NODE_ENV=test). */
+  reconciliationIntervalMinutes: number;
   /** The Pusher-protocol endpoint `/app/{key}` and `POST /broadcasting/auth` (DESIGN.md §8). */
   pusher: { appId: string; key: string; secret: string; activityTimeoutSeconds: number };
   /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
@@ -197,6 +201,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
     moneyMovesIntervalMs: parsed.MONEY_MOVES_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 1000),
+    reconciliationIntervalMinutes: parsed.RECONCILIATION_INTERVAL_MINUTES ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
     pusher: {
       appId: parsed.PUSHER_APP_ID,
       key: parsed.PUSHER_APP_KEY,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { PaymentsService } from '../modules/payments/payments.service.js';
+import type { Reconciliation } from '../modules/payments/reconciliation.service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,7 +18,10 @@ const ACCOUNT_REFRESH_MS = 5 * 60_000;
  * reversal or payout completes without anyone calling again. Several instances may run it: each move
  * is claimed by one.
  */
-export function registerMoneyMoves(app: FastifyInstance, deps: { payments: PaymentsService; intervalMs: number }) {
+export function registerMoneyMoves(
+  app: FastifyInstance,
+  deps: { payments: PaymentsService; reconciliation: Reconciliation; intervalMs: number; reconciliationIntervalMinutes: number },
+) {
   let running: Promise<number> | undefined;
   let lastRefresh = 0;
   const drain = (opts: { refreshAccounts?: boolean } = {}) => {
@@ -41,6 +45,42 @@ export function registerMoneyMoves(app: FastifyInstance, deps: { payments: Payme
     },
   });
 
+  app.metrics.gauge({
+    name: 'payments_unreconciled_total',
+    help: 'Differences between the ledger and the payment processor that the last reconciliation found and a later one has not cleared',
+    async collect() {
+      try {
+        this.set(await deps.reconciliation.countOpen());
+      } catch (error) {
+        app.log.warn({ err: error }, 'reconciliation unavailable for the metrics');
+      }
+    },
+  });
+
+  // The reconciliation, every `reconciliationIntervalMinutes` (each instance; a run only reads the
+  // processor and records what it found, so two at once find the same).
+  let reconciling: NodeJS.Timeout | undefined;
+  let reconcileRun: Promise<unknown> | undefined;
+  const reconcileMs = deps.reconciliationIntervalMinutes * 60_000;
+  const reconcile = () => {
+    reconcileRun = app.metrics
+      .job('reconciliation', () => deps.reconciliation.run())
+      .then((r) => (r.open > 0 ? app.log.warn({ open: r.open, found: r.differences.length }, 'payments unreconciled') : undefined))
+      .catch((error: unknown) => app.log.error({ err: error }, 'reconciliation failed'))
+      .finally(() => {
+        if (!stopped) {
+          reconciling = setTimeout(reconcile, reconcileMs);
+          reconciling.unref();
+        }
+      });
+  };
+  if (reconcileMs > 0) {
+    app.addHook('onReady', async () => {
+      reconciling = setTimeout(reconcile, reconcileMs);
+      reconciling.unref();
+    });
+  }
+
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const tick = () => {
@@ -60,7 +100,9 @@ export function registerMoneyMoves(app: FastifyInstance, deps: { payments: Payme
   app.addHook('preClose', async () => {
     stopped = true;
     if (timer) clearTimeout(timer);
+    if (reconciling) clearTimeout(reconciling);
     await running?.catch(() => undefined);
+    await reconcileRun?.catch(() => undefined);
     await deps.payments.idle();
   });
 }

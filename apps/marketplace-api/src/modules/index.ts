@@ -92,6 +92,7 @@ import { createPaymentProcessor, type PaymentProcessor } from '../integrations/p
 import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
 import { paymentsRoutes } from './payments/payments.routes.js';
 import { createPaymentsService, type PaymentsService } from './payments/payments.service.js';
+import { createReconciliation, type Reconciliation } from './payments/reconciliation.service.js';
 import { settingsRoutes } from './settings/settings.routes.js';
 import { createSocialAuthService } from './social-auth/social-auth.service.js';
 import { tariffGridsRoutes } from './tariff-grids/tariff-grids.routes.js';
@@ -200,6 +201,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
   const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
   let paymentsService: PaymentsService | undefined;
+  let reconciliationService: Reconciliation | undefined;
   // Broadcasts from the back office: the routes queue them, the job (jobs/broadcasts.ts) sends them in batches.
   const broadcasts = createBroadcastsService({
     db,
@@ -320,7 +322,8 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       });
       paymentsService = payments;
       outboxConsumers.push(paymentsOutboxConsumer({ payments }));
-      await api.register(paymentsRoutes({ payments, timeZone: deps.config.platformTimeZone }));
+      reconciliationService = createReconciliation({ db, processor: paymentProcessor, log: app.log });
+      await api.register(paymentsRoutes({ payments, reconciliation: reconciliationService, timeZone: deps.config.platformTimeZone }));
       // Conversations, disputes and notifications: the inbox is filled from the outbox's domain
       // events (in the user's language), then each new notification is pushed to the user's browsers
       // when VAPID keys are configured.
@@ -346,5 +349,5 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
     },
     { prefix: '/api/v1' },
   );
-  return { outboxConsumers, lifecycleTimers, broadcasts, payments: paymentsService! };
+  return { outboxConsumers, lifecycleTimers, broadcasts, payments: paymentsService!, reconciliation: reconciliationService! };
 }

@@ -125,3 +125,23 @@ export async function paidOutOf(db: DbTx, prestataireId: number): Promise<number
     .where(and(eq(ledgerEntries.account, ledgerAccounts.paidOut(prestataireId))));
   return Number(row?.total ?? 0);
 }
+
+/** Per payment, what the ledger says moved: charged, refunded, transferred and reversed (cents). */
+export async function movementTotals(db: DbTx, paymentIds: number[]) {
+  if (paymentIds.length === 0) return new Map<number, { charged: number; refunded: number; transferred: number; reversed: number; held: number }>();
+  const rows = await db
+    .select({
+      paymentId: ledgerEntries.paymentId,
+      charged: sql<string>`coalesce(-sum(${ledgerEntries.amountCents}) filter (where ${ledgerEntries.account} like 'client:%'), 0)`,
+      refunded: sql<string>`coalesce(sum(${ledgerEntries.amountCents}) filter (where ${ledgerEntries.account} = 'refunds'), 0)`,
+      transferred: sql<string>`coalesce(sum(${ledgerEntries.amountCents}) filter (where ${ledgerEntries.kind} = 'transfer' and ${ledgerEntries.account} like '%:payable'), 0)`,
+      reversed: sql<string>`coalesce(sum(${ledgerEntries.amountCents}) filter (where ${ledgerEntries.kind} = 'reversal' and ${ledgerEntries.account} like '%:held'), 0)`,
+      held: sql<string>`coalesce(sum(${ledgerEntries.amountCents}) filter (where ${ledgerEntries.account} like '%:held'), 0)`,
+    })
+    .from(ledgerEntries)
+    .where(inArray(ledgerEntries.paymentId, paymentIds))
+    .groupBy(ledgerEntries.paymentId);
+  return new Map(
+    rows.map((r) => [r.paymentId!, { charged: Number(r.charged), refunded: Number(r.refunded), transferred: Number(r.transferred), reversed: Number(r.reversed), held: Number(r.held) }]),
+  );
+}

@@ -2,6 +2,7 @@ import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, iso, paginatedEnvelope } from '@repo/schemas';
 import { actorOf, anonymousOf } from '../../lib/context.js';
 import type { PaymentsService } from './payments.service.js';
+import type { Reconciliation } from './reconciliation.service.js';
 import {
   AccountStatusResponse,
   AdminPaymentsQuery,
@@ -28,6 +29,10 @@ import {
   presentEntry,
   presentMove,
   RefundBody,
+  presentReconciliationItem,
+  ReconciliationItemResponse,
+  ReconciliationQuery,
+  ReconciliationReportResponse,
   RefundResponse,
   RevenueResponse,
   StatsQuery,
@@ -40,7 +45,7 @@ import { z } from 'zod';
 const TAG = 'payments';
 
 /** Paying an appointment, the processor's webhook, refunds, the prestataire's account and payouts, invoices. */
-export function paymentsRoutes(deps: { payments: PaymentsService; timeZone: string }): FastifyPluginAsyncZod {
+export function paymentsRoutes(deps: { payments: PaymentsService; reconciliation: Reconciliation; timeZone: string }): FastifyPluginAsyncZod {
   return async (app) => {
     const service = deps.payments;
     const clientOnly = app.auth.requireRole('client');
@@ -295,6 +300,63 @@ export function paymentsRoutes(deps: { payments: PaymentsService; timeZone: stri
       async (request) => {
         const { rows, totals, meta } = await service.ledger(request.query);
         return { data: rows.map(presentEntry), meta: { ...meta, totals } };
+      },
+    );
+
+    app.get(
+      '/admin/reconciliation',
+      {
+        onRequest: adminOnly,
+        schema: {
+          operationId: 'adminReconciliation',
+          tags: ['admin'],
+          summary: 'The differences between the ledger and the payment processor that are still open, oldest first',
+          description:
+            'Each run (hourly, or `POST /admin/reconciliation/run`) compares every paid payment (charge, refunds, transfers and ' +
+            'reversals) and every connected account (payouts) with the processor; a difference stays open until a run no longer finds it.',
+          security,
+          querystring: ReconciliationQuery,
+          response: { 200: paginatedEnvelope(ReconciliationItemResponse), ...errorResponses(401, 403, 422, 429) },
+        },
+      },
+      async (request) => {
+        const { rows, meta } = await deps.reconciliation.list(request.query);
+        return { data: rows.map(presentReconciliationItem), meta };
+      },
+    );
+
+    app.post(
+      '/admin/reconciliation/run',
+      {
+        onRequest: adminOnly,
+        schema: {
+          operationId: 'adminRunReconciliation',
+          tags: ['admin'],
+          summary: 'Reconcile the ledger with the payment processor now, and answer the report',
+          security,
+          response: { 200: envelope(ReconciliationReportResponse), ...errorResponses(401, 403, 429) },
+        },
+      },
+      async () => {
+        const r = await deps.reconciliation.run();
+        return {
+          data: {
+            ran_at: iso(r.ranAt),
+            payments_checked: r.payments,
+            accounts_checked: r.accounts,
+            unreachable: r.unreachable,
+            open: r.open,
+            differences: r.differences.map((d) => ({
+              key: d.key,
+              kind: d.kind,
+              payment_id: d.paymentId ?? null,
+              prestataire_id: d.prestataireId ?? null,
+              expected_cents: d.expectedCents ?? null,
+              actual_cents: d.actualCents ?? null,
+              detail: d.detail,
+            })),
+          },
+        };
       },
     );
 

@@ -10,6 +10,7 @@ import {
   type MoneyMove,
   type Payment,
   type Payout,
+  type ReconciliationItem,
 } from '../../db/schema/index.js';
 import { isCalendarDate } from '../../lib/time.js';
 import type { CommissionSettings } from './commission.js';
@@ -298,4 +299,42 @@ export function presentEntry(e: LedgerEntry): z.infer<typeof LedgerEntryResponse
 
 export const LedgerMeta = paginationMeta.extend({
   totals: z.record(z.string(), z.number().int()).describe('The balance of each account over every entry the filters select (not only this page)'),
+});
+
+export const ReconciliationQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 200 });
+
+const Difference = z.object({
+  key: z.string().describe('What differs and where, e.g. `payment:12:refunds`'),
+  kind: z.string().describe('charge, ledger_refunds, intent, refunds, transfers, reversals, stranded_share, payouts, unbalanced'),
+  payment_id: z.number().int().nullable(),
+  prestataire_id: z.number().int().nullable(),
+  expected_cents: z.number().int().nullable().describe("The ledger's figure"),
+  actual_cents: z.number().int().nullable().describe("The processor's figure"),
+  detail: z.string(),
+});
+
+export const ReconciliationItemResponse = Difference.extend({ id: z.number().int(), first_seen_at: timestamp, last_seen_at: timestamp });
+
+export function presentReconciliationItem(r: ReconciliationItem): z.infer<typeof ReconciliationItemResponse> {
+  return {
+    id: r.id,
+    key: r.key,
+    kind: r.kind,
+    payment_id: r.paymentId,
+    prestataire_id: r.prestataireId,
+    expected_cents: r.expectedCents,
+    actual_cents: r.actualCents,
+    detail: r.detail,
+    first_seen_at: iso(r.firstSeenAt),
+    last_seen_at: iso(r.lastSeenAt),
+  };
+}
+
+export const ReconciliationReportResponse = z.object({
+  ran_at: timestamp,
+  payments_checked: z.number().int(),
+  accounts_checked: z.number().int(),
+  unreachable: z.number().int().describe('Objects the processor could not be asked about (checked again next run)'),
+  open: z.number().int().describe('Differences open after this run'),
+  differences: z.array(Difference),
 });

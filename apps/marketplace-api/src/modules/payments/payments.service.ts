@@ -39,11 +39,8 @@ const REFUNDABLE: readonly PaymentStatus[] = ['succeeded', 'partially_refunded']
 /** Held shares that go out by themselves once the prestataire's account can receive transfers. */
 const WAITING_FOR_ACCOUNT = ['no_connected_account', 'account_not_ready', 'transfer_refused'];
 
-/** Whether an account may receive transfers: Stripe's `transfers` capability when known, else charges enabled. */
-function transfersEnabledOf(remote: ProcessorAccount): boolean {
-  const known = (remote as { transfersEnabled?: unknown }).transfersEnabled;
-  return typeof known === 'boolean' ? known : remote.chargesEnabled;
-}
+/** Whether an account may receive transfers (Stripe's `transfers` capability active). */
+const transfersEnabledOf = (remote: ProcessorAccount): boolean => remote.transfersEnabled;
 
 /** The same, from an `account.updated` event's object. */
 function transfersEnabledIn(object: Record<string, unknown>): boolean {
@@ -503,10 +500,12 @@ export function createPaymentsService(deps: {
   /** One attempt of a move at the processor, with the attempt's key; no transaction is open. */
   async function callProcessor(move: MoneyMove): Promise<string> {
     const key = move.idempotencyKey ?? moves.moveKey(move.kind, move.id, move.attempt);
+    // The processor keeps the move's id on its object, so that reconciliation finds which move made it.
+    const reference = `move-${move.id}`;
     switch (move.kind) {
       case 'refund': {
         const payment = (await repo.findPayment(db, move.paymentId!))!;
-        return (await raw.refund({ intentId: payment.intentId, amountCents: move.amountCents, reason: move.reason ?? 'refund', idempotencyKey: key })).id;
+        return (await raw.refund({ intentId: payment.intentId, amountCents: move.amountCents, reason: move.reason ?? 'refund', idempotencyKey: key, reference })).id;
       }
       case 'transfer': {
         const payment = (await repo.findPayment(db, move.paymentId!))!;
@@ -518,13 +517,14 @@ export function createPaymentsService(deps: {
             transferGroup: `appointment_${payment.appointmentId}`,
             sourceCharge: payment.chargeId,
             idempotencyKey: key,
+            reference,
           })
         ).id;
       }
       case 'reversal':
-        return (await raw.reverseTransfer({ transferId: move.target!, amountCents: move.amountCents, idempotencyKey: key })).id;
+        return (await raw.reverseTransfer({ transferId: move.target!, amountCents: move.amountCents, idempotencyKey: key, reference })).id;
       case 'payout':
-        return (await raw.createPayout({ accountId: move.target!, amountCents: move.amountCents, currency: move.currency, idempotencyKey: key })).id;
+        return (await raw.createPayout({ accountId: move.target!, amountCents: move.amountCents, currency: move.currency, idempotencyKey: key, reference })).id;
     }
   }
 
