@@ -44,6 +44,8 @@ const schema = z.object({
   // carry Paris dates.
   // How often the outbox of domain events is delivered to its consumers (notifications, real-time…); 0: never.
   OUTBOX_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(500),
+  // How long the answer to a write sent with an Idempotency-Key is replayed (DESIGN.md §10); at most 30 days.
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   // Real-time over the Pusher channels protocol (DESIGN.md §8): the app's credentials, as a Pusher
   // client and the auth endpoint know them. Without a secret, one is derived from the JWT secret
   // (each instance derives the same), so no well-known value ever signs subscriptions.
@@ -114,6 +116,8 @@ export interface Config extends CommonConfig {
   platformTimeZone: string;
   /** Delivery period of the outbox to its consumers, in ms (0: off). */
   outboxIntervalMs: number;
+  /** How long the answer to a write sent with an `Idempotency-Key` is replayed, in hours. */
+  idempotencyKeyTtlHours: number;
   /** The Pusher-protocol endpoint `/app/{key}` and `POST /broadcasting/auth` (DESIGN.md §8). */
   pusher: { appId: string; key: string; secret: string; activityTimeoutSeconds: number };
   /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
@@ -191,6 +195,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     platformTimeZone: parsed.PLATFORM_TIME_ZONE,
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    idempotencyKeyTtlHours: parsed.IDEMPOTENCY_KEY_TTL_HOURS,
     pusher: {
       appId: parsed.PUSHER_APP_ID,
       key: parsed.PUSHER_APP_KEY,
