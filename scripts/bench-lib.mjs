@@ -1,7 +1,7 @@
 // Shared by the apps' benches: start a built service on a free loopback port, run autocannon
 // against it, and print a table of figures with their targets.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -121,6 +121,33 @@ export async function pacedLoad({ url, headers = {}, connections = 20, rate, sec
 }
 
 /** Prints a Markdown-style table under its title; answers the table's text (valid Markdown). */
+/**
+ * What an `Idempotency-Key` costs a write: `rounds` alternated runs of `seconds` each, without the
+ * header and with a fresh key on every request (so each one claims and records a key), on the same
+ * URL and body. Answers each side's best round in requests a second and the cost (1 − with/without).
+ */
+export async function measureIdempotencyCost({ url, method = 'POST', headers, body, seconds = 3, rounds = 4, connections = 10 }) {
+  const base = { url, method, headers: { 'content-type': 'application/json', ...headers }, body, connections };
+  const keyed = {
+    ...base,
+    requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } }) }],
+  };
+  await load({ ...base, duration: 1 });
+  await load({ ...keyed, duration: 1 });
+  const best = { without: 0, with: 0 };
+  let failed = 0;
+  for (let round = 0; round < rounds; round++) {
+    // Alternated, the order swapped each round: drift in the machine's load falls on both sides.
+    const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+    for (const side of order) {
+      const r = await load({ ...(side === 'with' ? keyed : base), duration: seconds });
+      failed += r.non2xx + r.errors + r.timeouts;
+      best[side] = Math.max(best[side], r['2xx'] / (r.duration || seconds));
+    }
+  }
+  return { without: best.without, with: best.with, cost: best.without > 0 ? 1 - best.with / best.without : NaN, failed };
+}
+
 export function printTable(title, rows, header = ['figure', 'measured', 'target']) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
   const line = (cells) => `| ${header.map((_, i) => String(cells[i] ?? '').padEnd(widths[i])).join(' | ')} |`;

@@ -15,6 +15,8 @@
 //   5. Batch ingest with autocannon (1 000 entries per request, 10 connections, BENCH_SECONDS each,
 //      default 15, after a 2 s warm-up): first a bare Fastify + postgres.js endpoint (bench/bare-server.mjs)
 //      inserting into an identically indexed table, then the app with an ingest key.
+//   5b. idempotency: the same batch ingest without and with a fresh Idempotency-Key per request, in
+//      alternated rounds (BENCH_COMMON_SECONDS, BENCH_COMMON_ROUNDS): the key's cost, under 5 %.
 //   6. Memory: the app's RSS around three 5 MiB batches, after a first one.
 //   7. Retention over millions of expired logs (PostgreSQL): the retention CLI runs while clients
 //      keep posting batches; the figure is the longest time an insert waited on a lock (pg_locks,
@@ -32,7 +34,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, positiveInt, printTable, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, printTable, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -69,15 +71,15 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, memory, retention, burst, analyse, common, soak) runs those phases alone,
+// BENCH_ONLY=ingest,memory (any of reads, ingest, idempotency, memory, retention, burst, analyse, common, soak) runs those phases alone,
 // without the data set when reads and retention are left out, and prints the table without
 // writing results.md.
-const PHASES = ['reads', 'ingest', 'memory', 'retention', 'burst', 'analyse', 'common', 'soak'];
+const PHASES = ['reads', 'ingest', 'idempotency', 'memory', 'retention', 'burst', 'analyse', 'common', 'soak'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
 
-const TARGETS = { ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20, retentionLockWaitMs: 10, burstSearchP95: 20, analyseSeconds: 15 };
+const TARGETS = { idempotencyCost: 0.05, ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20, retentionLockWaitMs: 10, burstSearchP95: 20, analyseSeconds: 15 };
 
 // Search right after a burst: BENCH_BURST_LOGS logs (default 300 000) posted into a new project in
 // 1 000-entry batches by BURST_CLIENTS clients, timestamps over the last hour, then the searches
@@ -672,6 +674,29 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
   }
 }
 
+/** Batch ingest at 1 000 entries with and without an Idempotency-Key (a fresh one per request), side by side. */
+async function measureIdempotency(rows, { app, bigProject, ingestKey }) {
+  log(`idempotency key: batch ingest, ${BATCH_ENTRIES} entries per request, without and with a fresh key, ${COMMON_ROUNDS} alternated rounds of ${COMMON_SECONDS} s`);
+  const body = JSON.stringify({ logs: makeEntries(BATCH_ENTRIES) });
+  const r = await measureIdempotencyCost({
+    url: `${app.base}/api/projects/${bigProject}/logs/batch`,
+    headers: { 'x-ingest-key': ingestKey },
+    body,
+    seconds: COMMON_SECONDS,
+    rounds: COMMON_ROUNDS,
+    connections: CONNECTIONS,
+  });
+  const label = `batch ingest, ${fmt(BATCH_ENTRIES)} entries/request`;
+  rows.push([`${label}: without Idempotency-Key`, `${fmt(r.without * BATCH_ENTRIES)} logs/s`, 'reference', '—']);
+  rows.push([`${label}: with a fresh Idempotency-Key each`, `${fmt(r.with * BATCH_ENTRIES)} logs/s (${r.failed} non-2xx/errors)`, 'reference', '—']);
+  rows.push([
+    'batch ingest: cost of the Idempotency-Key (1 − with/without)',
+    `${(r.cost * 100).toFixed(1)} %`,
+    `< ${TARGETS.idempotencyCost * 100} %`,
+    pass(r.cost < TARGETS.idempotencyCost && r.failed === 0),
+  ]);
+}
+
 /**
  * Clients posting small batches at a steady pace until `stop()`, each request's end time and
  * latency kept. The longest time without any batch completing is the stall a lock would cause.
@@ -953,6 +978,7 @@ async function main() {
     }
   }
   if (ONLY.has('ingest')) await measureIngest(rows, { sql, onPostgres, database, app, bigProject, ingestKey });
+  if (ONLY.has('idempotency')) await measureIdempotency(rows, { app, bigProject, ingestKey });
 
   if (ONLY.has('memory')) {
     log('memory: three 5 MiB batches');

@@ -1,7 +1,7 @@
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
-import { createDatabase, createFanout, type DatabaseHandle } from '@repo/db';
-import { createServer, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
+import { createDatabase, createFanout, createIdempotencyStore, type DatabaseHandle } from '@repo/db';
+import { createServer, idempotencyPlugin, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
@@ -104,6 +104,22 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
       securitySchemes: {
         ingestKey: { type: 'apiKey', in: 'header', name: 'X-Ingest-Key', description: 'A project ingest key (`ltk_…`); also accepted as a bearer token' },
       },
+    },
+  });
+  // Idempotency-Key on every authenticated POST and PATCH (DESIGN.md §10): before the routes, whose
+  // options it reads. The caller is an ingest key (log submission, OTLP) or the signed-in user; a
+  // user's membership of the project is checked again before an answer is replayed (a key is
+  // bound to its project). Expired keys are deleted every ten minutes.
+  await app.register(idempotencyPlugin, {
+    store: createIdempotencyStore(database.db),
+    ttlHours: config.idempotencyKeyTtlHours,
+    scope: (request) => {
+      if (request.ingestPrincipal) return `ingest:${request.ingestPrincipal.keyId}`;
+      return request.actor ? `user:${request.actor.userId}` : undefined;
+    },
+    beforeReplay: async (request) => {
+      const projectId = Number((request.params as { project_id?: unknown } | undefined)?.project_id);
+      if (request.actor && Number.isInteger(projectId)) await access.assertMember(request.actor, projectId);
     },
   });
   // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Clients

@@ -9,6 +9,8 @@ const schema = z.object({
   LOGS_BATCH_MAX_ENTRIES: env.positiveInt(10_000),
   LOGS_BATCH_MAX_BYTES: env.positiveInt(5 * 1024 * 1024),
   RATE_LIMIT_INGEST: env.positiveInt(1200),
+  // How long the answer to a write sent with an Idempotency-Key is replayed (DESIGN.md §10); at most 30 days.
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().min(1).default('Log Tracker <alerts@logtracker.local>'),
@@ -37,6 +39,8 @@ export interface Config extends CommonConfig {
   logs: { batchMaxEntries: number; batchMaxBytes: number };
   /** Requests per minute per ingest key: pipelines ship in bursts, beyond a person's budget. */
   ingestRateLimit: number;
+  /** How long the answer to a write sent with an `Idempotency-Key` is replayed, in hours. */
+  idempotencyKeyTtlHours: number;
   /** Partition upkeep and rollup compaction, in seconds between runs; 0 turns it off. */
   maintenanceIntervalSeconds: number;
   /** SMTP when `smtpUrl` is set (required in production); otherwise e-mails are kept in memory for development. */
@@ -76,6 +80,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     migrateOnStart: parsed.MIGRATE_ON_START,
     logs: { batchMaxEntries: parsed.LOGS_BATCH_MAX_ENTRIES, batchMaxBytes: parsed.LOGS_BATCH_MAX_BYTES },
     ingestRateLimit: parsed.RATE_LIMIT_INGEST,
+    idempotencyKeyTtlHours: parsed.IDEMPOTENCY_KEY_TTL_HOURS,
     // Off by default under test, where suites drive the job themselves.
     maintenanceIntervalSeconds: parsed.MAINTENANCE_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
     mail: { smtpUrl: parsed.SMTP_URL, from: parsed.MAIL_FROM },

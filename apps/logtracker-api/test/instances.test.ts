@@ -88,6 +88,21 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each(stores)('two instances, cou
     expect(ok.statusCode, ok.body).toBe(200);
   });
 
+  it('stores a batch sent with one Idempotency-Key to each instance once: the second replays the first', async () => {
+    // A user of its own: the budget test spent the owner's.
+    const writer = await createUser(t);
+    const projectId = (await createProject(t, writer)).id;
+    const headers = { ...writer.headers, 'idempotency-key': `both-${randomInt(1, 2 ** 30)}` };
+    const payload = { logs: [{ level: 'info', message: 'once across instances' }, { level: 'error', message: 'and this one' }] };
+    const url = `/api/projects/${projectId}/logs/batch`;
+    const a = await t.app.inject({ method: 'POST', url, headers, payload });
+    const b = await second.inject({ method: 'POST', url, headers, payload });
+    expect(a.statusCode, a.body).toBe(201);
+    expect(b.headers['idempotent-replayed']).toBe('true');
+    expect(b.body).toBe(a.body);
+    expect(await t.database.db.$count(logs, eq(logs.projectId, projectId))).toBe(2);
+  });
+
   it('ends a session on both when it signs out on one', async () => {
     const user = await createUser(t);
     const signedIn = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: PASSWORD } });

@@ -76,6 +76,20 @@ describe('OpenAPI document', () => {
     expect(mismatches).toEqual([]);
   });
 
+  it('lists Idempotency-Key on every authenticated POST and PATCH (ingest routes and OTLP included), and on no other operation', () => {
+    const listed = (op: DocumentedOperation) => (op.parameters ?? []).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+    const honours = (op: DocumentedOperation) => (op.method === 'post' || op.method === 'patch') && (op.security?.length ?? 1) > 0;
+    const wrong = operations.filter((op) => Boolean(listed(op)) !== honours(op)).map((op) => `${op.method} ${op.path}`);
+    expect(wrong).toEqual([]);
+    for (const id of ['createLogBatch', 'createLog', 'otlpExportLogs']) {
+      expect(listed(operations.find((op) => op.operationId === id)!)?.schema, id).toMatchObject({ maxLength: 255, pattern: '^[\\x21-\\x7E]+$' });
+    }
+    // Registration and sign-in are public: no header.
+    const publicWrites = operations.filter((op) => op.method === 'post' && op.security?.length === 0);
+    expect(publicWrites.length).toBeGreaterThan(0);
+    for (const op of publicWrites) expect(listed(op), op.operationId).toBeUndefined();
+  });
+
   it('shows path ids as positive integers', () => {
     const ids = operations.flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'path' && /(^|_)id$/.test(p.name)));
     expect(ids.length).toBeGreaterThan(10);

@@ -19,14 +19,16 @@
 // /metrics; a table per minute and a verdict on memory (last third against the first) and errors.
 // Knobs: BENCH_SECONDS (health run, default 10), BENCH_COMMON_SECONDS (each common-path run, default 3),
 // BENCH_COMMON_ROUNDS (app/bare pairs per common-path case, default 6),
-// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | lifecycle | stats | soak), and the
+// BENCH_LIFECYCLE_SECONDS (each lifecycle read run, default 10), BENCH_ONLY (common | idempotency | lifecycle | stats | soak), and the
 // sizes in bench/lifecycle.mjs and bench/soak.mjs.
+// idempotency: POST /api/v1/vehicles without and with a fresh Idempotency-Key per request, alternated
+// rounds of BENCH_COMMON_SECONDS: what the key costs a write (claim and record: two statements).
 // Exits non-zero on errors, and when the soak finds memory unstable or any non-2xx answer.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, positiveInt, printTable, sequentialLatency, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, printTable, sequentialLatency, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { seedLifecycle, seedOffers, sizes, timeEach } from './lifecycle.mjs';
@@ -50,6 +52,24 @@ const SOAK = soakSettings();
 const stops = [];
 async function stopAll() {
   for (const stop of stops.reverse()) await stop();
+}
+
+/** A write (a vehicle added to the garage) without and with a fresh Idempotency-Key each, side by side. */
+async function idempotencyFigures(app, token) {
+  log(`idempotency key: POST /api/v1/vehicles without and with a fresh key, ${COMMON_ROUNDS} alternated rounds of ${COMMON_SECONDS} s`);
+  const r = await measureIdempotencyCost({
+    url: `${app.base}/api/v1/vehicles`,
+    headers: { authorization: `Bearer ${token}` },
+    body: JSON.stringify({ make: 'Renault', model: 'Clio', year: 2019, fuel: 'diesel', mileage: 84_000 }),
+    seconds: COMMON_SECONDS,
+    rounds: COMMON_ROUNDS,
+  });
+  const reqs = (n) => `${Math.round(n)} req/s`;
+  return [
+    ['POST /api/v1/vehicles: without Idempotency-Key', reqs(r.without), 'reference', '—'],
+    ['POST /api/v1/vehicles: with a fresh Idempotency-Key each', `${reqs(r.with)} (${r.failed} non-2xx/errors)`, 'reference', '—'],
+    ['POST /api/v1/vehicles: cost of the Idempotency-Key (1 − with/without)', `${(r.cost * 100).toFixed(1)} %`, 'informational', r.failed === 0 ? 'info' : 'FAIL'],
+  ];
 }
 
 async function call(base, method, path, { body, token } = {}) {
@@ -339,7 +359,8 @@ async function main() {
         })),
       );
     }
-    if (ONLY !== 'common' && ONLY !== 'soak') {
+    if (!ONLY || ONLY === 'idempotency') rows.push(...(await idempotencyFigures(app, token)));
+    if (ONLY !== 'common' && ONLY !== 'soak' && ONLY !== 'idempotency') {
       const { seeded, row } = await seedDataSet(databaseUrl, registered.data.user.id);
       rows.push(row);
       if (ONLY !== 'stats') rows.push(...(await lifecycleFigures(app, bare, seeded, registered.data.user.id, token)));

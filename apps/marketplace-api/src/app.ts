@@ -2,8 +2,8 @@ import multipart from '@fastify/multipart';
 import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
-import { createDatabase, type DatabaseHandle } from '@repo/db';
-import { AppError, createServer, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
+import { createDatabase, createIdempotencyStore, type DatabaseHandle } from '@repo/db';
+import { AppError, createServer, idempotencyPlugin, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { extensions, migrationsFolder, schema, type Schema } from './db/index.js';
 import { seedReferenceData } from './db/seed/index.js';
@@ -125,6 +125,14 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
       return done(new AppError('bad_request', 'Unsupported content type; send application/json'));
     }
     done();
+  });
+
+  // Idempotency-Key on every authenticated POST and PATCH (DESIGN.md §10): before the routes, whose
+  // options it reads. The caller is the signed-in user; expired keys are deleted every ten minutes.
+  await app.register(idempotencyPlugin, {
+    store: createIdempotencyStore(db),
+    ttlHours: config.idempotencyKeyTtlHours,
+    scope: (request) => (request.actor ? `user:${request.actor.userId}` : undefined),
   });
 
   // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Pusher

@@ -49,6 +49,8 @@ const schema = z.object({
   MONEY_MOVES_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   // How often the ledger is reconciled with the payment processor, in minutes; 0: only when an administrator asks.
   RECONCILIATION_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(10_080).optional(),
+  // How long the answer to a write sent with an Idempotency-Key is replayed (DESIGN.md §10); at most 30 days.
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   // Real-time over the Pusher channels protocol (DESIGN.md §8): the app's credentials, as a Pusher
   // client and the auth endpoint know them. Without a secret, one is derived from the JWT secret
   // (each instance derives the same), so no well-known value ever signs subscriptions.
@@ -123,6 +125,8 @@ export interface Config extends CommonConfig {
   moneyMovesIntervalMs: number;
   /** Period of the reconciliation with the processor, in minutes (0: on demand only; unset: 60, 0 under NODE_ENV=test). */
   reconciliationIntervalMinutes: number;
+  /** How long the answer to a write sent with an `Idempotency-Key` is replayed, in hours. */
+  idempotencyKeyTtlHours: number;
   /** The Pusher-protocol endpoint `/app/{key}` and `POST /broadcasting/auth` (DESIGN.md §8). */
   pusher: { appId: string; key: string; secret: string; activityTimeoutSeconds: number };
   /** Seconds between two passes of the lifecycle timers; 0: they do not run in the app. */
@@ -202,6 +206,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
     moneyMovesIntervalMs: parsed.MONEY_MOVES_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 1000),
     reconciliationIntervalMinutes: parsed.RECONCILIATION_INTERVAL_MINUTES ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
+    idempotencyKeyTtlHours: parsed.IDEMPOTENCY_KEY_TTL_HOURS,
     pusher: {
       appId: parsed.PUSHER_APP_ID,
       key: parsed.PUSHER_APP_KEY,

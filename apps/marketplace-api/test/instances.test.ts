@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { createDatabase, type DatabaseHandle } from '@repo/db';
+import { createDatabase, queryRows, type DatabaseHandle } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +82,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each(stores)('two instances, cou
     const refused = await post(6, '/auth/send-email-verification-otp', { email: address });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3000);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(3600);
+  });
+
+  it('does a write sent with one Idempotency-Key to each instance once: the second replays the first', async () => {
+    const client = await createClient(t);
+    const headers = { authorization: `Bearer ${client.token}`, 'idempotency-key': `both-${unique()}` };
+    const payload = { make: 'Renault', model: 'Clio', year: 2019, fuel: 'diesel', mileage: 84_000 };
+    const [a, b] = [await t.app.inject({ method: 'POST', url: '/api/v1/vehicles', headers, payload }), await second.inject({ method: 'POST', url: '/api/v1/vehicles', headers, payload })];
+    expect(a.statusCode, a.body).toBe(201);
+    expect(b.headers['idempotent-replayed']).toBe('true');
+    expect(b.body).toBe(a.body);
+    const owned = await queryRows<{ n: number }>(t.database.db, sql`select count(*)::int as n from vehicles where owner_id = ${client.user.id}`);
+    expect(owned[0]?.n).toBe(1);
   });
 
   it('ends a session on both when it signs out on one', async () => {

@@ -207,6 +207,29 @@ describe('OpenAPI document', () => {
     expect(mismatches).toEqual([]);
   });
 
+  it('lists Idempotency-Key on every authenticated POST and PATCH but uploads and the channel signature, and on no other operation', () => {
+    const listed = (op: DocumentedOperation) => (op.parameters ?? []).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+    // Multipart uploads ignore the header (their bodies are not read whole before the work).
+    const uploads = ['updateMyPhoto', 'uploadPrestataireDocument', 'adminUploadUserDocument', 'addGalleryPhotos', 'uploadServiceRequestPhotos'];
+    const honours = (op: DocumentedOperation) =>
+      (op.method === 'post' || op.method === 'patch') &&
+      (op.security?.length ?? 1) > 0 &&
+      !uploads.includes(op.operationId!) &&
+      op.operationId !== 'authorizeChannel';
+    const wrong = operations.filter((op) => Boolean(listed(op)) !== honours(op)).map((op) => `${op.method} ${op.path}`);
+    expect(wrong).toEqual([]);
+    expect(operations.filter((op) => listed(op)).length).toBeGreaterThan(50);
+    for (const op of operations.filter((op) => listed(op))) {
+      expect(listed(op)?.schema, op.operationId).toMatchObject({ type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' });
+    }
+    // The unauthenticated writes ignore it: sign-in, codes, password reset, the processor's webhook.
+    for (const id of ['login', 'registerClient', 'forgotPassword', 'paymentWebhook']) {
+      const op = operations.find((o) => o.operationId === id);
+      expect(op, id).toBeDefined();
+      expect(listed(op!), id).toBeUndefined();
+    }
+  });
+
   it('shows path ids as positive integers', () => {
     const ids = operations.flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'path' && !TEXT_PATH_PARAMETERS.includes(p.name)));
     expect(ids.length).toBeGreaterThan(20);

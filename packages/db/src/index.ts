@@ -613,6 +613,7 @@ export function escapeLike(text: string): string {
 export { sql };
 export { copyText } from './copy.js';
 export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
+export { createIdempotencyStore, idempotencyKeys, idempotencyKeysTable, purgeExpiredIdempotencyKeys, type ClaimInput, type IdempotencyClaim, type IdempotencyStore, type RememberedAnswer } from './idempotency.js';
 export { createFanout, fanoutPayloadsTable, NOTIFY_MAX_BYTES, type Fanout, type FanoutOptions } from './fanout.js';
 export { asUnavailable, createCircuit, DatabaseUnavailableError, isDatabaseUnavailable, OUTAGE_OPTIONS, RETRY_AFTER_SECONDS, type Circuit } from './faults.js';
 export { describeError, runMigrateCli, type MigrateCliOptions } from './migrate-cli.js';

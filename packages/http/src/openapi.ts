@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyDynamicSwaggerOptions, SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import { decimalIds, responseDescriptions } from '@repo/schemas';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyParameter } from './idempotency.js';
 
 type Json = Record<string, unknown>;
 
@@ -84,6 +85,13 @@ function describeResponses(response: unknown) {
   }
 }
 
+/** The `Idempotency-Key` header among the parameters of a route that honours it (see idempotency.ts). */
+function listIdempotencyKey(schema: Json) {
+  const headers = isObject(schema.headers) ? schema.headers : { type: 'object', properties: {} };
+  headers.properties = { ...(isObject(headers.properties) ? headers.properties : {}), [IDEMPOTENCY_KEY_HEADER]: { ...idempotencyKeyParameter } };
+  schema.headers = headers;
+}
+
 /** The zod type provider's transform, then the document's own conventions for each route. */
 const transform: SwaggerTransform = (document) => {
   const result = jsonSchemaTransform(document as Parameters<typeof jsonSchemaTransform>[0]);
@@ -93,6 +101,7 @@ const transform: SwaggerTransform = (document) => {
   documentIntegerIds(zodSchema.params, schema.params);
   documentIntegerIds(zodSchema.querystring, schema.querystring);
   describeResponses(schema.response);
+  if (document.route.config?.idempotencyKey === true) listIdempotencyKey(schema);
   return { schema, url: nameWildcard(result.url, schema.params) };
 };
 

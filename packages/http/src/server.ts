@@ -262,7 +262,7 @@ export async function registerFoundation(app: FastifyInstance, options: Foundati
     origin: (origin, callback) => callback(null, origin !== undefined && (anyOrigin || origins.has(origin))),
     credentials: true,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+    exposedHeaders: ['x-request-id', 'idempotent-replayed', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
   });
 
   const { identify, tier } = options.rateLimit;

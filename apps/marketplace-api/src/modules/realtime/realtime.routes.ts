@@ -19,6 +19,8 @@ export function broadcastingAuthRoutes(deps: { realtime: RealtimeService }): Fas
     app.post(
       '/broadcasting/auth',
       {
+        // A signature asked for again is the same signature: no Idempotency-Key (DESIGN.md §10).
+        config: { idempotencyKey: false },
         onRequest: app.auth.authenticate,
         schema: {
           operationId: 'authorizeChannel',

@@ -1,0 +1,171 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
+import { preparedOnce, queryRows, type DbOrTx } from './index.js';
+
+/**
+ * The `Idempotency-Key`s of retry-safe writes (DESIGN.md §10), shared by every instance of an app.
+ * One row per key in its scope: `id` is a hash of the caller, method, path and key (no caller
+ * or key is stored as sent), `fingerprint` a hash of what the request sent. A row whose `status`
+ * is null is a request still running, claimed by `owner` at `claimed_at`; once answered it holds
+ * the answer to replay. Each app that honours the header includes this table in its schema.
+ */
+const idempotencyColumns = () => ({
+  id: text('id').primaryKey(),
+  fingerprint: text('fingerprint').notNull(),
+  owner: text('owner').notNull(),
+  claimedAt: timestamp('claimed_at', { withTimezone: true, mode: 'date' }).notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  status: integer('status'),
+  contentType: text('content_type'),
+  location: text('location'),
+  body: text('body'),
+});
+
+/** The table as the queries here name it: unqualified, found in the app's own schema by the search_path. */
+export const idempotencyKeys = pgTable('idempotency_keys', idempotencyColumns());
+
+/** The table in an app's drizzle schema, in the app's PostgreSQL schema, for drizzle-kit to migrate. */
+export function idempotencyKeysTable(schema: PgSchema) {
+  return schema.table('idempotency_keys', idempotencyColumns(), (t) => [index('idempotency_keys_expires_at').on(t.expiresAt)]);
+}
+
+/** What a first answer left to replay. */
+export interface RememberedAnswer {
+  status: number;
+  contentType: string | null;
+  location: string | null;
+  body: string;
+}
+
+/** A claim's outcome: this request does the work, another still does it, or it was done. */
+export type IdempotencyClaim =
+  | { state: 'claimed' }
+  | { state: 'running' }
+  | { state: 'completed'; fingerprint: string; answer: RememberedAnswer };
+
+export interface ClaimInput {
+  id: string;
+  fingerprint: string;
+  /** A value only this request knows: completing or releasing the claim requires it. */
+  owner: string;
+  ttlSeconds: number;
+  /** A claim still running after this long is taken to be a crashed instance's, and may be taken over. */
+  staleSeconds: number;
+}
+
+const claimQuery = preparedOnce((db) =>
+  db
+    .insert(idempotencyKeys)
+    .values({
+      id: sql.placeholder('id'),
+      fingerprint: sql.placeholder('fingerprint'),
+      owner: sql.placeholder('owner'),
+      claimedAt: sql`now()`,
+      expiresAt: sql`now() + make_interval(secs => ${sql.placeholder('ttl')}::float8)`,
+    })
+    .onConflictDoUpdate({
+      target: idempotencyKeys.id,
+      set: {
+        fingerprint: sql`excluded.fingerprint`,
+        owner: sql`excluded.owner`,
+        claimedAt: sql`now()`,
+        expiresAt: sql`excluded.expires_at`,
+        status: sql`null`,
+        contentType: sql`null`,
+        location: sql`null`,
+        body: sql`null`,
+      },
+      // An expired row is as good as gone (the purge may not have come yet); a running claim
+      // that outlived the bound is a crashed instance's.
+      setWhere: sql`${idempotencyKeys.expiresAt} <= now() or (${idempotencyKeys.status} is null and ${idempotencyKeys.claimedAt} <= now() - make_interval(secs => ${sql.placeholder('stale')}::float8))`,
+    })
+    .returning({ id: idempotencyKeys.id })
+    .prepare('idempotency_claim'),
+);
+
+const findQuery = preparedOnce((db) =>
+  db
+    .select({
+      fingerprint: idempotencyKeys.fingerprint,
+      status: idempotencyKeys.status,
+      contentType: idempotencyKeys.contentType,
+      location: idempotencyKeys.location,
+      body: idempotencyKeys.body,
+    })
+    .from(idempotencyKeys)
+    .where(sql`${idempotencyKeys.id} = ${sql.placeholder('id')} and ${idempotencyKeys.expiresAt} > now()`)
+    .prepare('idempotency_find'),
+);
+
+const completeQuery = preparedOnce((db) =>
+  db
+    .update(idempotencyKeys)
+    .set({
+      status: sql`${sql.placeholder('status')}::int`,
+      contentType: sql`${sql.placeholder('contentType')}::text`,
+      location: sql`${sql.placeholder('location')}::text`,
+      body: sql`${sql.placeholder('body')}::text`,
+      expiresAt: sql`now() + make_interval(secs => ${sql.placeholder('ttl')}::float8)`,
+    })
+    .where(sql`${idempotencyKeys.id} = ${sql.placeholder('id')} and ${idempotencyKeys.owner} = ${sql.placeholder('owner')}`)
+    .prepare('idempotency_complete'),
+);
+
+const releaseQuery = preparedOnce((db) =>
+  db
+    .delete(idempotencyKeys)
+    .where(
+      sql`${idempotencyKeys.id} = ${sql.placeholder('id')} and ${idempotencyKeys.owner} = ${sql.placeholder('owner')} and ${idempotencyKeys.status} is null`,
+    )
+    .prepare('idempotency_release'),
+);
+
+/** Claims tried at most: between a claim refused and the read, the row may expire or be released. */
+const CLAIM_ATTEMPTS = 3;
+
+/**
+ * The keys' store over an app's database. A claim is one statement when the key is new (the
+ * common case): the insert wins, or the row that beat it is read in a second one.
+ */
+export function createIdempotencyStore(db: DbOrTx) {
+  return {
+    async claim(input: ClaimInput): Promise<IdempotencyClaim> {
+      for (let attempt = 1; ; attempt++) {
+        const claimed = await claimQuery(db).execute({ ...input, ttl: input.ttlSeconds, stale: input.staleSeconds });
+        if (claimed.length > 0) return { state: 'claimed' };
+        const [row] = await findQuery(db).execute({ id: input.id });
+        if (row) {
+          if (row.status === null) return { state: 'running' };
+          const { status, contentType, location, body } = row;
+          return { state: 'completed', fingerprint: row.fingerprint, answer: { status, contentType, location, body: body ?? '' } };
+        }
+        // Released (or expired) between the two statements: claim it again.
+        if (attempt >= CLAIM_ATTEMPTS) return { state: 'running' };
+      }
+    },
+
+    /** Keeps the answer of a claim this request holds, for `ttlSeconds` from now. */
+    async complete(id: string, owner: string, answer: RememberedAnswer, ttlSeconds: number): Promise<void> {
+      await completeQuery(db).execute({ id, owner, ...answer, ttl: ttlSeconds });
+    },
+
+    /** Gives up a claim this request holds, answer not kept: the next request with the key does the work. */
+    async release(id: string, owner: string): Promise<void> {
+      await releaseQuery(db).execute({ id, owner });
+    },
+
+    /** Deletes the expired keys; answers how many. */
+    purgeExpired: () => purgeExpiredIdempotencyKeys(db),
+  };
+}
+
+export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;
+
+/** Deletes the keys past their time to live; answers how many. */
+export async function purgeExpiredIdempotencyKeys(db: DbOrTx): Promise<number> {
+  const rows = await queryRows<{ n: number }>(
+    db,
+    sql`with gone as (delete from idempotency_keys where expires_at <= now() returning 1) select count(*)::int as n from gone`,
+  );
+  return rows[0]?.n ?? 0;
+}

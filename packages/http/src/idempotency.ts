@@ -1,0 +1,238 @@
+import { createHash, randomUUID, type Hash } from 'node:crypto';
+import { Transform } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, preParsingHookHandler, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from './errors.js';
+
+/** The request header (DESIGN.md §10) and the header of a replayed answer. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** 1 to 255 visible ASCII characters (0x21–0x7E): the IETF httpapi draft's key, bounded. */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7E]+$';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+const KEY = /^[\x21-\x7E]{1,255}$/;
+
+/** How the OpenAPI documents describe the header on the routes that honour it. */
+export const idempotencyKeyParameter = {
+  type: 'string',
+  minLength: 1,
+  maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+  pattern: IDEMPOTENCY_KEY_PATTERN,
+  description:
+    'Makes the request safe to retry: the same key with the same request within the key time to live answers the first answer again (with `Idempotent-Replayed: true`) without doing the work again. 409 while the first is still running; 422 when reused with a different request.',
+} as const;
+
+/** What a first answer left to replay (see @repo/db `createIdempotencyStore`). */
+export interface RememberedAnswer {
+  status: number;
+  contentType: string | null;
+  location: string | null;
+  body: string;
+}
+
+export type IdempotencyClaim =
+  | { state: 'claimed' }
+  | { state: 'running' }
+  | { state: 'completed'; fingerprint: string; answer: RememberedAnswer };
+
+/** Where keys live: every instance of the app must see the same ones (@repo/db `createIdempotencyStore`). */
+export interface IdempotencyKeyStore {
+  claim(input: { id: string; fingerprint: string; owner: string; ttlSeconds: number; staleSeconds: number }): Promise<IdempotencyClaim>;
+  complete(id: string, owner: string, answer: RememberedAnswer, ttlSeconds: number): Promise<void>;
+  release(id: string, owner: string): Promise<void>;
+  purgeExpired(): Promise<number>;
+}
+
+export interface IdempotencyOptions {
+  store: IdempotencyKeyStore;
+  /** How long an answer is replayed (IDEMPOTENCY_KEY_TTL_HOURS). */
+  ttlHours: number;
+  /**
+   * The authenticated caller of a request once its route's hooks have run (`user:12`, an ingest
+   * key's `ingest:4`), or undefined for no caller: the header is then ignored.
+   */
+  scope: (request: FastifyRequest) => string | undefined;
+  /**
+   * Access checks the route's own hooks leave to its service, run again before an answer is
+   * replayed (a caller who lost access to a project gets its 404, not the answer).
+   */
+  beforeReplay?: (request: FastifyRequest) => Promise<void>;
+  /** A claim still running after this long is a crashed instance's and may be taken over. Default 60 s. */
+  staleSeconds?: number;
+  /** How often expired keys are deleted; 0: never (a test drives `purgeExpired` itself). Default 10 min. */
+  purgeIntervalMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `false` takes an authenticated POST or PATCH out of `Idempotency-Key` handling (the Pusher
+     * channel authorisation, a signature that is cheap to ask for again). Set to `true` by the
+     * plugin on every route that honours the header; the OpenAPI document lists it there.
+     */
+    idempotencyKey?: boolean;
+  }
+}
+
+/** A claim still running after this long is taken to be a crashed instance's (no write runs a minute). */
+export const STALE_CLAIM_SECONDS = 60;
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.headers['content-type'] ?? '');
+
+/** Whether a route answers the public (its operation says `security: []`, or only empty requirements). */
+function isPublic(security: unknown): boolean {
+  return Array.isArray(security) && security.every((requirement) => typeof requirement === 'object' && requirement && Object.keys(requirement).length === 0);
+}
+
+/** Whether a route, as registered, honours the header: an authenticated POST or PATCH that takes JSON (not only uploads). */
+function honours(route: RouteOptions): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((method) => method === 'POST' || method === 'PATCH')) return false;
+  if (route.config?.idempotencyKey === false) return false;
+  const schema = route.schema as { security?: unknown; consumes?: unknown; hide?: boolean } | undefined;
+  if (schema?.hide || isPublic(schema?.security)) return false;
+  const consumes = Array.isArray(schema?.consumes) ? (schema.consumes as string[]) : undefined;
+  return !consumes || consumes.some((type) => !/^multipart\//i.test(type));
+}
+
+function hookList<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
+}
+
+const sha256 = (data: string) => createHash('sha256').update(data).digest('base64url');
+
+/**
+ * `Idempotency-Key` on every authenticated POST and PATCH (DESIGN.md §10), registered before the
+ * routes:
+ * - a route that honours the header gets two hooks of its own, after its own: a preParsing hook
+ *   that hashes the body as the parser reads it (after the route's own decompression), only when
+ *   the header is sent; and a last preHandler, so authentication, role checks and validation have
+ *   all run (answers given before the work are never remembered), that claims the key or answers;
+ * - an app-level onSend keeps the answer of a claim (2xx, and the 409 and 422 the work raised),
+ *   or releases the claim (any other answer), before the answer leaves: a retry arriving once the
+ *   client has it finds it kept.
+ * The key's scope is the caller, the method and the path as sent; its fingerprint, the body bytes
+ * and the query string.
+ */
+export const idempotencyPlugin = fp<IdempotencyOptions>(
+  async (app: FastifyInstance, options) => {
+    const ttlSeconds = options.ttlHours * 3600;
+    const staleSeconds = options.staleSeconds ?? STALE_CLAIM_SECONDS;
+    const bodies = new WeakMap<FastifyRequest, Hash>();
+    const claims = new WeakMap<FastifyRequest, { id: string; owner: string }>();
+
+    // Only when the header is sent: a request without it pays one header lookup.
+    const hashBody: preParsingHookHandler = (request, _reply, payload, done) => {
+      if (request.headers['idempotency-key'] === undefined || isMultipart(request)) return done(null, payload);
+      const hash = createHash('sha256');
+      bodies.set(request, hash);
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          hash.update(chunk);
+          callback(null, chunk);
+        },
+      });
+      // Fastify compares the bytes a decompressing stream read, not those it gives, with Content-Length.
+      Object.defineProperty(tap, 'receivedEncodedLength', { get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength });
+      payload.on('error', (error) => tap.destroy(error));
+      done(null, payload.pipe(tap));
+    };
+
+    const claimKey: preHandlerAsyncHookHandler = async function (request: FastifyRequest, reply: FastifyReply) {
+      const key = request.headers['idempotency-key'];
+      if (key === undefined || isMultipart(request)) return;
+      const scope = options.scope(request);
+      if (scope === undefined) return;
+      if (typeof key !== 'string' || !KEY.test(key)) {
+        throw AppError.validation({ idempotency_key: ['Must be 1 to 255 visible ASCII characters (0x21 to 0x7E)'] });
+      }
+      const mark = request.url.indexOf('?');
+      const path = mark === -1 ? request.url : request.url.slice(0, mark);
+      const query = mark === -1 ? '' : request.url.slice(mark + 1);
+      const id = sha256(`${scope}\0${request.method}\0${path}\0${key}`);
+      // The body's digest is of fixed length: body and query cannot be told apart otherwise.
+      const body = bodies.get(request)?.digest() ?? Buffer.alloc(0);
+      const fingerprint = createHash('sha256').update(body).update(query).digest('base64url');
+      const owner = randomUUID();
+      const claim = await options.store.claim({ id, fingerprint, owner, ttlSeconds, staleSeconds });
+      if (claim.state === 'claimed') {
+        claims.set(request, { id, owner });
+        return;
+      }
+      if (claim.state === 'running') {
+        throw new AppError('conflict', 'A request with this Idempotency-Key is still being handled; retry later', { headers: { 'retry-after': '1' } });
+      }
+      await options.beforeReplay?.(request);
+      if (claim.fingerprint !== fingerprint) {
+        throw AppError.validation({ idempotency_key: ['This key was reused with a different request'] });
+      }
+      const { answer } = claim;
+      reply.code(answer.status).header(REPLAYED_HEADER, 'true');
+      if (answer.contentType) reply.type(answer.contentType);
+      if (answer.location) reply.header('location', answer.location);
+      return reply.send(answer.body);
+    };
+
+    app.addHook('onRoute', (route) => {
+      if (!honours(route)) return;
+      route.config = { ...route.config, idempotencyKey: true };
+      route.preParsing = [...hookList(route.preParsing), hashBody];
+      route.preHandler = [...hookList(route.preHandler), claimKey];
+    });
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      const claim = claims.get(request);
+      if (!claim) return payload;
+      claims.delete(request);
+      const status = reply.statusCode;
+      // Every answer given before the work (400, 401, 403, 404 of access, 413, schema 422, 429)
+      // came before the claim; what comes after it is the work's. Of that, a 404 of access, 503 and
+      // every 5xx are not kept: a retry does the work.
+      const kept = (status >= 200 && status < 300) || status === 409 || status === 422;
+      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : undefined;
+      try {
+        if (kept && body !== undefined) {
+          const contentType = reply.getHeader('content-type');
+          const location = reply.getHeader('location');
+          await options.store.complete(
+            claim.id,
+            claim.owner,
+            {
+              status,
+              contentType: typeof contentType === 'string' ? contentType : null,
+              location: typeof location === 'string' ? location : null,
+              body,
+            },
+            ttlSeconds,
+          );
+        } else {
+          await options.store.release(claim.id, claim.owner);
+        }
+      } catch (error) {
+        // The answer goes out all the same; the claim is taken over once stale.
+        request.log.warn({ err: error }, 'idempotency key: the answer was not recorded');
+      }
+      return payload;
+    });
+
+    const intervalMs = options.purgeIntervalMs ?? PURGE_INTERVAL_MS;
+    if (intervalMs > 0) {
+      let purging: Promise<unknown> = Promise.resolve();
+      const purge = () =>
+        app.hasDecorator('metrics') ? app.metrics.job('idempotency_keys_purge', () => options.store.purgeExpired()) : options.store.purgeExpired();
+      const timer = setInterval(() => {
+        purging = purge().catch((error: unknown) => app.log.warn({ err: error }, 'idempotency keys: purging expired ones failed'));
+      }, intervalMs);
+      timer.unref();
+      // preClose: the app's onClose hooks close the database, and a purge in flight finishes first.
+      app.addHook('preClose', async () => {
+        clearInterval(timer);
+        await purging;
+      });
+    }
+  },
+  { name: 'idempotency-key', dependencies: ['error-handler'] },
+);
