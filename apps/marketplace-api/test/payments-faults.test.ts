@@ -111,10 +111,12 @@ describe('the processor failing', () => {
 
   it('a transfer refused by an outage is retried by the worker with the same key and sent once', async () => {
     const { appointment, payment } = await paid(6_000);
-    stripe.faults.down('/v1/transfers', 1_200);
+    stripe.faults.down('/v1/transfers', 60_000);
     await px.complete(appointment.id);
     const [waiting] = await t.database.db.select().from(moneyMoves).where(eq(moneyMoves.origin, `transfer:${payment.id}`));
     expect(waiting!.status).toBe('retrying');
+    // The outage ends; the worker's next pass after the backoff (about a second) sends it.
+    stripe.faults.clear();
     await new Promise((resolve) => setTimeout(resolve, 1_300));
     await settle();
     const [transfer] = await t.database.db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, payment.id));
