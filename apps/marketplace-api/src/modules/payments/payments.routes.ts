@@ -334,7 +334,7 @@ export function paymentsRoutes(deps: { payments: PaymentsService; reconciliation
           tags: ['admin'],
           summary: 'Reconcile the ledger with the payment processor now, and answer the report',
           security,
-          response: { 200: envelope(ReconciliationReportResponse), ...errorResponses(401, 403, 429) },
+          response: { 200: envelope(ReconciliationReportResponse), ...errorResponses(401, 403, 409, 422, 429, 502) },
         },
       },
       async () => {
