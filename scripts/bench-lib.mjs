@@ -135,17 +135,23 @@ export async function measureIdempotencyCost({ url, method = 'POST', headers, bo
   await load({ ...base, duration: 1 });
   await load({ ...keyed, duration: 1 });
   const best = { without: 0, with: 0 };
+  const costs = [];
   let failed = 0;
   for (let round = 0; round < rounds; round++) {
     // Alternated, the order swapped each round: drift in the machine's load falls on both sides.
     const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+    const rate = {};
     for (const side of order) {
       const r = await load({ ...(side === 'with' ? keyed : base), duration: seconds });
       failed += r.non2xx + r.errors + r.timeouts;
-      best[side] = Math.max(best[side], r['2xx'] / (r.duration || seconds));
+      rate[side] = r['2xx'] / (r.duration || seconds);
+      best[side] = Math.max(best[side], rate[side]);
     }
+    if (rate.without > 0) costs.push(1 - rate.with / rate.without);
   }
-  return { without: best.without, with: best.with, cost: best.without > 0 ? 1 - best.with / best.without : NaN, failed };
+  // The cost is the median over the rounds of each round's pair (measured back to back), so a
+  // burst of load on the machine during one round moves one pair, not the verdict.
+  return { without: best.without, with: best.with, cost: costs.length ? median(costs) : NaN, costs, failed };
 }
 
 export function printTable(title, rows, header = ['figure', 'measured', 'target']) {

@@ -1,5 +1,4 @@
 import { createHash, randomUUID, type Hash } from 'node:crypto';
-import { Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, preParsingHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from './errors.js';
@@ -129,16 +128,16 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       if (request.headers['idempotency-key'] === undefined || isMultipart(request)) return done(null, payload);
       const hash = createHash('sha256');
       bodies.set(request, hash);
-      const tap = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          hash.update(chunk);
-          callback(null, chunk);
-        },
-      });
-      // Fastify compares the bytes a decompressing stream read, not those it gives, with Content-Length.
-      Object.defineProperty(tap, 'receivedEncodedLength', { get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength });
-      payload.on('error', (error) => tap.destroy(error));
-      done(null, payload.pipe(tap));
+      // The chunks are hashed as the stream hands them to its reader, by listening to its own
+      // 'data' events (a Readable emits one for every chunk it gives, flowing or read()), rather
+      // than through a stream piped in between: that extra stream cost a tenth of the log
+      // tracker's batch ingest throughput at 1 000-entry batches (bench `BENCH_ONLY=idempotency`).
+      const emit = payload.emit;
+      payload.emit = function (this: typeof payload, event: string | symbol, ...args: unknown[]) {
+        if (event === 'data') hash.update(args[0] as Buffer | string);
+        return emit.call(this, event, ...args);
+      } as typeof payload.emit;
+      done(null, payload);
     };
 
     const claimKey: preHandlerAsyncHookHandler = async function (request: FastifyRequest, reply: FastifyReply) {
