@@ -1,11 +1,12 @@
 import { eq } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerEntries, moneyMoves, paymentTransfers, payments } from '../src/db/schema/index.js';
+import { ledgerEntries, moneyMoves, notifications, paymentTransfers, payments } from '../src/db/schema/index.js';
 import { createBuiltinProcessor } from '../src/integrations/payments/index.js';
 import { shareFor, shareReversedFor } from '../src/modules/payments/commission.js';
 import { nonAdminTokens } from './admin-lifecycle-fixtures.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, expectAdminOnly, expectError, type NonAdminTokens, type TestApp, type TestUser } from './helpers.js';
+import { deliverAll } from './outbox-helpers.js';
 import { paymentsFixtures, WEBHOOK_SECRET } from './payments-fixtures.js';
 
 let t: TestApp;
@@ -73,6 +74,10 @@ describe('the ledger', () => {
     expect(refunded.statusCode, refunded.body).toBe(200);
     expect(refunded.json().data.refund).toMatchObject({ kind: 'refund', status: 'succeeded', amount_cents: 5_000, attempt: 1 });
     await expectBalancedBooks([payment.id]);
+    // The client hears of the partial refund.
+    await deliverAll(t, ['notifications']);
+    const inbox = await t.database.db.select().from(notifications).where(eq(notifications.userId, client.user.id));
+    expect(inbox.map((n) => n.title)).toContain('Remboursement partiel');
 
     const res = await api('GET', `/admin/ledger?payment_id=${payment.id}`, admin.token);
     expect(res.statusCode, res.body).toBe(200);
