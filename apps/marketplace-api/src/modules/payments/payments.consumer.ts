@@ -15,8 +15,9 @@ function disputedAppointment(event: DomainEvent): number | undefined {
  * Transfers the prestataire's share when an appointment completes (by its client or the
  * auto-completion timer), and holds it while a dispute reported in the appointment's conversation
  * is open (released when an administrator resolves it; a refund decided then is made through
- * `POST /admin/payments/{id}/refund`). Runs in the consumer's transaction: a failure leaves the
- * cursor where it was, and the next delivery retries with the same idempotency key.
+ * `POST /admin/payments/{id}/refund`). Runs in the consumer's transaction, which only commits the
+ * transfer's money move: the processor is called after it, by the money moves' worker, never
+ * inside it.
  */
 export function paymentsOutboxConsumer(deps: { payments: PaymentsService }): OutboxConsumer {
   return {

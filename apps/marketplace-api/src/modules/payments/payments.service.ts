@@ -48,24 +48,6 @@ function transfersEnabledIn(object: Record<string, unknown>): boolean {
   return typeof capability === 'string' ? capability === 'active' : object.charges_enabled === true;
 }
 
-/** What a request answers of a money move it made: done now, or left to the worker (202). */
-export interface MoveResult {
-  id: number;
-  kind: MoneyMove['kind'];
-  status: MoneyMove['status'];
-  amount_cents: number;
-  attempt: number;
-  failure_reason: string | null;
-}
-
-export const moveResult = (m: MoneyMove): MoveResult => ({
-  id: m.id,
-  kind: m.kind,
-  status: m.status,
-  amount_cents: m.amountCents,
-  attempt: m.attempt,
-  failure_reason: m.failureReason,
-});
 
 /** What the activity log keeps of a payment. */
 function audit(p: Payment) {
