@@ -109,6 +109,26 @@ describe('the processor failing', () => {
     expect(row).toMatchObject({ refundedCents: 2_000, status: 'partially_refunded' });
   });
 
+  it('a refund whose key the processor keeps a 500 under is re-read at the processor, then made once under a new key', async () => {
+    const { payment } = await paid(7_000);
+    stripe.faults.failSavedNext('POST /v1/refunds');
+    const res = await api('POST', `/admin/payments/${payment.id}/refund`, admin.token, { amount_cents: 1_500, reason: 'Saved failure' });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json().data.refund).toMatchObject({ status: 'retrying', attempt: 1 });
+    // The worker calls again with the same key (the same saved 500) until it re-reads the processor,
+    // finds no refund of this move, and starts a new attempt with a new key.
+    for (let i = 0; i < 10; i++) {
+      await t.database.db.update(moneyMoves).set({ nextAttemptAt: new Date(0) }).where(eq(moneyMoves.paymentId, payment.id));
+      await px.moves();
+      const [move] = await t.database.db.select().from(moneyMoves).where(eq(moneyMoves.paymentId, payment.id));
+      if (move!.status === 'succeeded') break;
+    }
+    const [move] = await t.database.db.select().from(moneyMoves).where(eq(moneyMoves.paymentId, payment.id));
+    expect(move).toMatchObject({ status: 'succeeded', attempt: 2, idempotencyKey: `refund-${move!.id}-2` });
+    expect(stripe.ledgerView().intents[payment.intentId]!.refunded).toBe(1_500);
+    expect((await t.database.db.select().from(payments).where(eq(payments.id, payment.id)))[0]).toMatchObject({ refundedCents: 1_500 });
+  });
+
   it('a transfer refused by an outage is retried by the worker with the same key and sent once', async () => {
     const { appointment, payment } = await paid(6_000);
     stripe.faults.down('/v1/transfers', 60_000);

@@ -98,6 +98,8 @@ interface Answer {
   status: number;
   body: Obj;
   saved?: boolean;
+  /** Sent as `Stripe-Should-Retry` (the SDK's retries follow it). */
+  shouldRetry?: boolean;
 }
 
 /**
@@ -138,6 +140,7 @@ export async function startStripeServer() {
   const hangs: { pattern: PathPattern; ms: number }[] = [];
   const fails: { pattern: PathPattern; status: number }[] = [];
   const losses: PathPattern[] = [];
+  const savedFailures: PathPattern[] = [];
   const outages: { pattern: PathPattern; until: number }[] = [];
   const stats: FaultStats = { requests: 0, executed: 0, replayed: 0, errors: 0, lost: 0, slow: 0, hung: 0, down: 0, keyInUse: 0, keyMismatch: 0 };
 
@@ -153,6 +156,7 @@ export async function startStripeServer() {
       hangs.length = 0;
       fails.length = 0;
       losses.length = 0;
+      savedFailures.length = 0;
       outages.length = 0;
     },
     /** The next matching request executes only after `ms`, holding its socket meanwhile. */
@@ -162,6 +166,13 @@ export async function startStripeServer() {
     /** The next matching request answers `status` (500 by default) without executing. */
     failNext(pattern: PathPattern, status = 500) {
       fails.push({ pattern, status });
+    },
+    /**
+     * The next matching request fails while executing (nothing done): a 500 that Stripe keeps under
+     * the request's key and replays to every retry with it for 24 hours, saying `Stripe-Should-Retry: false`.
+     */
+    failSavedNext(pattern: PathPattern) {
+      savedFailures.push(pattern);
     },
     /** The next matching request executes and saves its answer, then its socket closes unanswered. */
     loseNext(pattern: PathPattern) {
@@ -471,7 +482,14 @@ export async function startStripeServer() {
         await sleep(hangs.splice(hang, 1)[0]!.ms);
       }
       const failure = failures.findIndex((f) => f.path === `${method} ${pathname.split('/').filter(Boolean).join('/')}`);
-      answer = failure >= 0 ? { ...failures.splice(failure, 1)[0]!, saved: false } : execute(method, pathname, params, headers);
+      const savedFailure = savedFailures.findIndex((p) => matches(p, method, pathname));
+      if (savedFailure >= 0) savedFailures.splice(savedFailure, 1);
+      answer =
+        failure >= 0
+          ? { ...failures.splice(failure, 1)[0]!, saved: false }
+          : savedFailure >= 0
+            ? { ...error(500, 'An unknown error occurred while processing the request.', { type: 'api_error' }), shouldRetry: false }
+            : execute(method, pathname, params, headers);
       if (answer.saved !== false) stats.executed += 1;
       if (scope) {
         if (answer.saved === false) saved.delete(scope);
@@ -490,7 +508,11 @@ export async function startStripeServer() {
       stats.slow += 1;
       await sleep(settings.slowMs ?? 1_000);
     }
-    send(res, answer, { ...(key ? { 'idempotency-key': key } : {}), ...(replayed ? { 'idempotent-replayed': 'true' } : {}) });
+    send(res, answer, {
+      ...(key ? { 'idempotency-key': key } : {}),
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+      ...(answer.shouldRetry === false ? { 'stripe-should-retry': 'false' } : {}),
+    });
   }
 
   const server = createServer((req, res) => {

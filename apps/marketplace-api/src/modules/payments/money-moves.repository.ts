@@ -59,6 +59,23 @@ export async function retryMove(db: DbTx, id: number, patch: { amountCents: numb
 }
 
 /**
+ * A retrying move's next attempt, with a new key: the processor was re-read and surely did not make
+ * the move under the old one.
+ */
+export async function renewAttempt(db: DbTx, id: number): Promise<void> {
+  await db
+    .update(moneyMoves)
+    .set({
+      attempt: sql`${moneyMoves.attempt} + 1`,
+      idempotencyKey: sql`${moneyMoves.kind} || '-' || ${moneyMoves.id} || '-' || (${moneyMoves.attempt} + 1)`,
+      tries: 0,
+      nextAttemptAt: sql`now()`,
+      updatedAt: sql`now()`,
+    })
+    .where(and(eq(moneyMoves.id, id), eq(moneyMoves.status, 'retrying')));
+}
+
+/**
  * Takes a move to call the processor for it: one that waits (`pending`, `retrying` when due) or one
  * whose caller's lease ran out (it crashed or lost the answer). Conditional, so of two instances
  * only one calls; the other answers undefined.

@@ -31,6 +31,9 @@ export function outcomeOf(error: unknown): Exclude<MoveOutcome, { ok: true }> {
   return { ok: false, kind: transient ? 'unavailable' : 'refused', code, message };
 }
 
+/** Calls with one key, all answered "unknown", after which the processor is re-read (1+2+4+8+16 s of backoff between). */
+export const RECOVER_AFTER_TRIES = 6;
+
 /** Backoff of a move the processor could not answer: 1 s doubling to 5 min, with ±25 % jitter. */
 export function retryDelayMs(tries: number): number {
   const base = Math.min(300_000, 1_000 * 2 ** Math.max(0, tries - 1));
@@ -45,6 +48,14 @@ export interface MoneyMoverDeps {
   settled(tx: DbTx, move: MoneyMove, outcome: MoveOutcome): Promise<void>;
   /** After a move settled and its transaction committed (the built-in processor's webhooks). */
   afterSettled?(): Promise<void>;
+  /**
+   * Looks for the move's object at the processor by the reference it carries: its id when the
+   * processor made it, null when it surely did not. Asked once the same key has answered "unknown"
+   * `recoverAfterTries` times, since Stripe keeps a 500 under a key for 24 hours.
+   */
+  find?(move: MoneyMove): Promise<string | null>;
+  /** Calls with one key after which the processor is re-read (default 6: about a minute of backoff). */
+  recoverAfterTries?: number;
   /** How long a claim holds a move: more than the processor client's longest call with its retries. */
   leaseMs: number;
   log?: { warn(obj: object, msg: string): void };
@@ -69,13 +80,27 @@ export function createMoneyMover(deps: MoneyMoverDeps) {
       outcome = outcomeOf(error);
       deps.log?.warn({ move_id: claimed.id, kind: claimed.kind, attempt: claimed.attempt, try: claimed.tries, outcome: outcome.kind, code: outcome.code }, 'money move not done');
     }
+    // The same key keeps answering "unknown": the processor may have kept a failure under it (Stripe
+    // replays a 500 for 24 hours). Its objects say whether the move happened: if it did, it is done;
+    // if it surely did not, the next attempt gets a new key.
+    let renew = false;
+    if (!outcome.ok && outcome.kind === 'unavailable' && deps.find && claimed.tries >= (deps.recoverAfterTries ?? RECOVER_AFTER_TRIES)) {
+      try {
+        const found = await deps.find(claimed);
+        if (found) outcome = { ok: true, processorId: found };
+        else renew = true;
+      } catch (error) {
+        deps.log?.warn({ err: error, move_id: claimed.id }, 'money move: the processor could not be re-read');
+      }
+    }
     await withTransaction(db, async (tx) => {
       const patch = outcome.ok
         ? { status: 'succeeded' as const, processorId: outcome.processorId, failureCode: null, failureReason: null, finishedAt: new Date() }
         : outcome.kind === 'refused'
           ? { status: 'failed' as const, failureCode: outcome.code, failureReason: outcome.message, finishedAt: new Date() }
           : { status: 'retrying' as const, failureCode: outcome.code, failureReason: outcome.message, retryInMs: retryDelayMs(claimed.tries) };
-      const settled = await moves.settleMove(tx, claimed, patch);
+      const settled = await moves.settleMove(tx, claimed, renew ? { ...patch, retryInMs: 0 } : patch);
+      if (settled && renew) await moves.renewAttempt(tx, settled.id);
       // Overtaken (our lease ran out and another caller took the move): its answer is the one kept.
       if (settled && settled.status !== 'retrying') await deps.settled(tx, settled, outcome);
     });

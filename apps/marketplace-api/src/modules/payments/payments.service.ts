@@ -137,6 +137,7 @@ export function createPaymentsService(deps: {
     leaseMs: deps.moveLeaseMs ?? 120_000,
     log: deps.log,
     call: callProcessor,
+    find: findAtProcessor,
     settled: moveSettled,
     afterSettled: () => deliverBuiltinEvents(),
   });
@@ -507,6 +508,24 @@ export function createPaymentsService(deps: {
         return (await raw.reverseTransfer({ transferId: move.target!, amountCents: move.amountCents, idempotencyKey: key, reference })).id;
       case 'payout':
         return (await raw.createPayout({ accountId: move.target!, amountCents: move.amountCents, currency: move.currency, idempotencyKey: key, reference })).id;
+    }
+  }
+
+  /** The processor's object a move made, found by the reference the move gave it; null when there is none. */
+  async function findAtProcessor(move: MoneyMove): Promise<string | null> {
+    const reference = `move-${move.id}`;
+    const payment = move.paymentId === null ? undefined : await repo.findPayment(db, move.paymentId);
+    switch (move.kind) {
+      case 'refund':
+        return (await raw.listRefunds(payment!.intentId)).find((r) => r.reference === reference && r.status !== 'failed' && r.status !== 'canceled')?.id ?? null;
+      case 'transfer':
+        return (await raw.listTransfers(`appointment_${payment!.appointmentId}`)).find((t) => t.reference === reference)?.id ?? null;
+      case 'reversal':
+        return (
+          (await raw.listTransfers(`appointment_${payment!.appointmentId}`)).flatMap((t) => t.reversals).find((r) => r.reference === reference)?.id ?? null
+        );
+      case 'payout':
+        return (await raw.listPayouts(move.target!)).find((p) => p.reference === reference && p.status !== 'failed' && p.status !== 'canceled')?.id ?? null;
     }
   }
 
