@@ -4,9 +4,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     // These never open the test database (pure functions, the migrate CLI over a PGlite data
-    // directory of its own): the pass on PostgreSQL (TEST_DATABASE_ONLY=1) leaves them out.
+    // directory of its own, the payment processors against their local peers): the pass on
+    // PostgreSQL (TEST_DATABASE_ONLY=1) leaves them out.
     ...appTestOptions(new URL('.', import.meta.url), configDefaults.exclude, [
       'test/commission.test.ts',
+      'test/payments-builtin.test.ts',
+      'test/stripe-server.test.ts',
       'test/repairdata-builtin.test.ts',
       'test/slots.test.ts',
       'test/time.test.ts',
