@@ -1,5 +1,5 @@
 import { createHash, randomUUID, type Hash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, preParsingHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler, preParsingHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from './errors.js';
 
@@ -106,13 +106,13 @@ const sha256 = (data: string) => createHash('sha256').update(data).digest('base6
 /**
  * `Idempotency-Key` on every authenticated POST and PATCH (DESIGN.md §10), registered before the
  * routes:
- * - a route that honours the header gets two hooks of its own, after its own: a preParsing hook
+ * - a route that honours the header gets hooks of its own: after its own, a preParsing hook
  *   that hashes the body as the parser reads it (after the route's own decompression), only when
  *   the header is sent; and a last preHandler, so authentication, role checks and validation have
  *   all run (answers given before the work are never remembered), that claims the key or answers;
- * - an app-level onSend keeps the answer of a claim (2xx, and the 409 and 422 the work raised),
- *   or releases the claim (any other answer), before the answer leaves: a retry arriving once the
- *   client has it finds it kept.
+ * - and an onSend hook, first of the route's own, that keeps the answer of a claim (2xx, and the
+ *   409 and 422 the work raised) or releases the claim (any other answer), before the answer
+ *   leaves: a retry arriving once the client has it finds it kept.
  * The key's scope is the caller, the method and the path as sent; its fingerprint, the body bytes
  * and the query string.
  */
@@ -180,12 +180,11 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       route.config = { ...route.config, idempotencyKey: true };
       route.preParsing = [...hookList(route.preParsing), hashBody];
       route.preHandler = [...hookList(route.preHandler), claimKey];
+      route.onSend = [recordAnswer, ...hookList(route.onSend)];
     });
 
-    app.addHook('onSend', async (request, reply, payload) => {
-      const claim = claims.get(request);
-      if (!claim) return payload;
-      claims.delete(request);
+    /** Keeps the answer of a claim, or releases the claim; then lets the answer go. */
+    async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown, claim: { id: string; owner: string }) {
       const status = reply.statusCode;
       // Every answer given before the work (400, 401, 403, 404 of access, 413, schema 422, 429)
       // came before the claim; what comes after it is the work's. Of that, a 404 of access, 503 and
@@ -214,8 +213,19 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         // The answer goes out all the same; the claim is taken over once stale.
         request.log.warn({ err: error }, 'idempotency key: the answer was not recorded');
       }
-      return payload;
-    });
+    }
+
+    // A hook of the honouring routes only, first of their own onSend hooks (before one that changes
+    // the answer's encoding, as OTLP's protobuf does): other routes, reads among them, pay nothing.
+    const recordAnswer: onSendHookHandler = (request, reply, payload, done) => {
+      const claim = claims.get(request);
+      if (!claim) return done(null, payload);
+      claims.delete(request);
+      settle(request, reply, payload, claim).then(
+        () => done(null, payload),
+        (error: Error) => done(error),
+      );
+    };
 
     const intervalMs = options.purgeIntervalMs ?? PURGE_INTERVAL_MS;
     if (intervalMs > 0) {
