@@ -74,14 +74,18 @@ afterAll(async () => {
 });
 
 describe('the processor failing', () => {
-  it('while a refund hangs at the processor, reads answer at once and a second refund answers 409 at once; the first completes once', async () => {
+  it('while a refund hangs 8 s at the processor, reads answer at once and a second refund answers 409 at once; the first completes once', async () => {
     const { payment } = await paid(10_000);
-    stripe.faults.hangNext('POST /v1/refunds', 2_500);
+    stripe.faults.hangNext('POST /v1/refunds', 8_000);
     const first = api('POST', `/admin/payments/${payment.id}/refund`, admin.token, { amount_cents: 1_000, reason: 'Hung' });
     await new Promise((resolve) => setTimeout(resolve, 300));
+    // Reads of the same payment: no lock is held while the processor is called.
     let started = Date.now();
-    const read = await api('GET', `/admin/payments?per_page=5`, admin.token);
+    const moves = await api('GET', `/admin/payments/${payment.id}/money-moves`, admin.token);
+    expect(moves.json().data).toEqual([expect.objectContaining({ kind: 'refund', status: 'executing', amount_cents: 1_000 })]);
+    const read = await api('GET', `/admin/ledger?payment_id=${payment.id}`, admin.token);
     expect(read.statusCode).toBe(200);
+    expect((await api('GET', '/payments/history', client.token)).statusCode).toBe(200);
     expect(Date.now() - started).toBeLessThan(1_000);
     started = Date.now();
     const second = await api('POST', `/admin/payments/${payment.id}/refund`, admin.token, { amount_cents: 1_000, reason: 'Again' });
