@@ -126,7 +126,7 @@ export async function pacedLoad({ url, headers = {}, connections = 20, rate, sec
  * header and with a fresh key on every request (so each one claims and records a key), on the same
  * URL and body. Answers each side's best round in requests a second and the cost (1 − with/without).
  */
-export async function measureIdempotencyCost({ url, method = 'POST', headers, body, seconds = 3, rounds = 4, connections = 10 }) {
+export async function measureIdempotencyCost({ url, method = 'POST', headers, body, seconds = 3, rounds = 4, connections = 10, pid }) {
   const base = { url, method, headers: { 'content-type': 'application/json', ...headers }, body, connections };
   const keyed = {
     ...base,
@@ -136,22 +136,31 @@ export async function measureIdempotencyCost({ url, method = 'POST', headers, bo
   await load({ ...keyed, duration: 1 });
   const best = { without: 0, with: 0 };
   const costs = [];
+  const cpuPairs = [];
   let failed = 0;
   for (let round = 0; round < rounds; round++) {
     // Alternated, the order swapped each round: drift in the machine's load falls on both sides.
     const order = round % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
     const rate = {};
+    const cpu = {};
     for (const side of order) {
+      const cpuBefore = pid ? processCpuSeconds(pid) : NaN;
       const r = await load({ ...(side === 'with' ? keyed : base), duration: seconds });
       failed += r.non2xx + r.errors + r.timeouts;
       rate[side] = r['2xx'] / (r.duration || seconds);
       best[side] = Math.max(best[side], rate[side]);
+      cpu[side] = ((processCpuSeconds(pid) - cpuBefore) / r.requests.total) * 1e6;
     }
     if (rate.without > 0) costs.push(1 - rate.with / rate.without);
+    if (pid) cpuPairs.push(cpu);
   }
   // The cost is the median over the rounds of each round's pair (measured back to back), so a
-  // burst of load on the machine during one round moves one pair, not the verdict.
-  return { without: best.without, with: best.with, cost: costs.length ? median(costs) : NaN, costs, failed };
+  // burst of load on the machine during one round moves one pair, not the verdict. The server's CPU
+  // time per request (when `pid` is given) moves far less with the machine than its throughput.
+  const cpuUs = cpuPairs.length
+    ? { without: median(cpuPairs.map((c) => c.without)), with: median(cpuPairs.map((c) => c.with)), ratio: median(cpuPairs.map((c) => c.with / c.without)) }
+    : null;
+  return { without: best.without, with: best.with, cost: costs.length ? median(costs) : NaN, costs, cpuUs, failed };
 }
 
 export function printTable(title, rows, header = ['figure', 'measured', 'target']) {

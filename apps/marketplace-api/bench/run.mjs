@@ -63,12 +63,14 @@ async function idempotencyFigures(app, token) {
     body: JSON.stringify({ make: 'Renault', model: 'Clio', year: 2019, fuel: 'diesel', mileage: 84_000 }),
     seconds: COMMON_SECONDS,
     rounds: COMMON_ROUNDS,
+    pid: app.pid,
   });
   const reqs = (n) => `${Math.round(n)} req/s`;
+  const cpu = r.cpuUs ? `; the app's CPU per request ${Math.round(r.cpuUs.without)} / ${Math.round(r.cpuUs.with)} µs (${((r.cpuUs.ratio - 1) * 100).toFixed(1)} % more)` : '';
   return [
     ['POST /api/v1/vehicles: without Idempotency-Key', reqs(r.without), 'reference', '—'],
     ['POST /api/v1/vehicles: with a fresh Idempotency-Key each', `${reqs(r.with)} (${r.failed} non-2xx/errors)`, 'reference', '—'],
-    ['POST /api/v1/vehicles: cost of the Idempotency-Key (1 − with/without)', `${(r.cost * 100).toFixed(1)} % (median of ${r.costs.length} back-to-back pairs: ${r.costs.map((c) => (c * 100).toFixed(1)).join(', ')})`, 'informational', r.failed === 0 ? 'info' : 'FAIL'],
+    ['POST /api/v1/vehicles: cost of the Idempotency-Key (1 − with/without)', `${(r.cost * 100).toFixed(1)} % (median of ${r.costs.length} back-to-back pairs: ${r.costs.map((c) => (c * 100).toFixed(1)).join(', ')})${cpu}`, 'informational', r.failed === 0 ? 'info' : 'FAIL'],
   ];
 }
 
