@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEntries, moneyMoves, paymentTransfers, payments } from '../src/db/schema/index.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
-import { paymentsFixtures, WEBHOOK_SECRET } from './payments-fixtures.js';
+import { paymentsFixtures, stripeTestEnv } from './payments-fixtures.js';
 import { startStripeServer, type StripeServer } from './stripe-server.js';
 
 /**
@@ -53,11 +53,7 @@ beforeAll(async () => {
     RATE_LIMIT_AUTHENTICATED: '1000000',
     RATE_LIMIT_PUBLIC: '1000000',
     OUTBOX_INTERVAL_MS: '0',
-    STRIPE_SECRET_KEY: 'sk_test_local',
-    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    STRIPE_API_HOST: '127.0.0.1',
-    STRIPE_API_PORT: String(stripe.port),
-    STRIPE_API_PROTOCOL: 'http',
+    ...stripeTestEnv(stripe.port),
   });
   admin = await createAdmin(t);
   client = await createClient(t);

@@ -9,6 +9,17 @@ import { bearer, type TestApp, type TestUser } from './helpers.js';
 
 export const WEBHOOK_SECRET = 'whsec_test_payments_0123456789abcdef';
 
+/** The configuration that points the app's stripe SDK at the local Stripe-like server (test/stripe-server.ts) on `port`. */
+export function stripeTestEnv(port: number): Record<string, string> {
+  return {
+    STRIPE_SECRET_KEY: 'sk_test_local',
+    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    STRIPE_API_HOST: '127.0.0.1',
+    STRIPE_API_PORT: String(port),
+    STRIPE_API_PROTOCOL: 'http',
+  };
+}
+
 /** Stripe's own helper signs the test deliveries, as Stripe would. */
 const signer = new Stripe('sk_test_signer', { telemetry: false });
 

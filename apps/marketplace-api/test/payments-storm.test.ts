@@ -6,7 +6,7 @@ import { buildApp } from '../src/app.js';
 import { extensions, migrationsFolder, schema, type Schema } from '../src/db/index.js';
 import { LIVE_MONEY_MOVE_STATUSES, ledgerEntries, moneyMoves, payments } from '../src/db/schema/index.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, type TestApp, type TestUser } from './helpers.js';
-import { paymentsFixtures, WEBHOOK_SECRET } from './payments-fixtures.js';
+import { paymentsFixtures, stripeTestEnv } from './payments-fixtures.js';
 import { startStripeServer, type StripeServer } from './stripe-server.js';
 
 /**
@@ -59,11 +59,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a storm of journeys over two in
       RATE_LIMIT_PUBLIC: '1000000',
       OUTBOX_INTERVAL_MS: '100',
       MONEY_MOVES_INTERVAL_MS: '100',
-      STRIPE_SECRET_KEY: 'sk_test_local',
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_HOST: '127.0.0.1',
-      STRIPE_API_PORT: String(stripe.port),
-      STRIPE_API_PROTOCOL: 'http',
+      ...stripeTestEnv(stripe.port),
     });
     secondDb = await createDatabase({ url: t.database.url, schema, migrationsFolder, extensions, poolSize: 5 });
     second = await buildApp(t.config, { database: secondDb, logger: false });

@@ -54,6 +54,15 @@ export async function post(db: DbTx, p: Posting): Promise<boolean> {
   return rows.length > 0;
 }
 
+/**
+ * Posts an amount from one account to another (a transfer, a reversal, a payout and its failure):
+ * the group of two entries, `from` debited and `to` credited.
+ */
+export function postBetween(db: DbTx, p: Omit<Posting, 'entries'> & { from: string; to: string; amountCents: number }): Promise<boolean> {
+  const { from, to, amountCents, ...rest } = p;
+  return post(db, { ...rest, entries: [{ account: from, amountCents: -amountCents }, { account: to, amountCents }] });
+}
+
 export interface LedgerFilters {
   paymentId?: number;
   prestataireId?: number;

@@ -393,17 +393,16 @@ export function createPaymentsService(deps: {
     if (!transfer) return;
     const total = Math.min(transfer.amountCents, transfer.reversedCents + move.amountCents);
     await repo.updateTransfer(tx, transfer.id, { reversedCents: total, status: total >= transfer.amountCents ? 'reversed' : 'partially_reversed' });
-    await ledger.post(tx, {
+    await ledger.postBetween(tx, {
       transactionId: `reversal:${move.id}`,
       kind: 'reversal',
       paymentId: payment.id,
       prestataireId: payment.prestataireId,
       moveId: move.id,
       currency: move.currency,
-      entries: [
-        { account: acct.payable(payment.prestataireId), amountCents: -move.amountCents },
-        { account: acct.held(payment.prestataireId), amountCents: move.amountCents },
-      ],
+      from: acct.payable(payment.prestataireId),
+      to: acct.held(payment.prestataireId),
+      amountCents: move.amountCents,
     });
     const details = { transfer_id: transfer.transferId, reversed_cents: move.amountCents, total_reversed_cents: total };
     await recorder.record(actor, 'payment.transfer_reversed', { type: 'payment', id: payment.id }, { after: details }, tx);
@@ -565,17 +564,16 @@ export function createPaymentsService(deps: {
         const transfer = await repo.findTransferByPayment(tx, payment.id);
         if (!transfer) return;
         const row = await repo.updateTransfer(tx, transfer.id, { status: 'paid', holdReason: null, transferId: outcome.processorId, amountCents: move.amountCents, reversedCents: 0 });
-        await ledger.post(tx, {
+        await ledger.postBetween(tx, {
           transactionId: `transfer:${move.id}`,
           kind: 'transfer',
           paymentId: payment.id,
           prestataireId: payment.prestataireId,
           moveId: move.id,
           currency: move.currency,
-          entries: [
-            { account: acct.held(payment.prestataireId), amountCents: -move.amountCents },
-            { account: acct.payable(payment.prestataireId), amountCents: move.amountCents },
-          ],
+          from: acct.held(payment.prestataireId),
+          to: acct.payable(payment.prestataireId),
+          amountCents: move.amountCents,
         });
         const details = { transfer_id: outcome.processorId, amount_cents: move.amountCents, transfer_group: row.transferGroup };
         await recorder.record(actor, 'payment.transferred', subject, { after: details }, tx);
@@ -591,16 +589,15 @@ export function createPaymentsService(deps: {
         const payout = await repo.findPayoutByMove(tx, move.id);
         if (!payout) return;
         const row = await repo.updatePayout(tx, payout.id, { payoutId: outcome.processorId });
-        await ledger.post(tx, {
+        await ledger.postBetween(tx, {
           transactionId: `payout:${payout.id}`,
           kind: 'payout',
           prestataireId: payout.prestataireId,
           moveId: move.id,
           currency: move.currency,
-          entries: [
-            { account: acct.payable(payout.prestataireId), amountCents: -move.amountCents },
-            { account: acct.paidOut(payout.prestataireId), amountCents: move.amountCents },
-          ],
+          from: acct.payable(payout.prestataireId),
+          to: acct.paidOut(payout.prestataireId),
+          amountCents: move.amountCents,
         });
         const details = { id: row.id, payout_id: row.payoutId, amount_cents: row.amountCents, status: row.status };
         await recorder.record(actor, 'payout.created', { type: 'payout', id: row.id }, { after: details }, tx);
@@ -714,16 +711,15 @@ export function createPaymentsService(deps: {
           const details = { id: payout.id, payout_id: payout.payoutId, amount_cents: payout.amountCents, status };
           if (status === 'failed') {
             // The bank refused: the money is back in the connected account's balance.
-            await ledger.post(tx, {
+            await ledger.postBetween(tx, {
               transactionId: `payout_failed:${payout.id}`,
               kind: 'payout_failed',
               prestataireId: payout.prestataireId,
               moveId: payout.moveId,
               currency: payout.currency,
-              entries: [
-                { account: acct.paidOut(payout.prestataireId), amountCents: -payout.amountCents },
-                { account: acct.payable(payout.prestataireId), amountCents: payout.amountCents },
-              ],
+              from: acct.paidOut(payout.prestataireId),
+              to: acct.payable(payout.prestataireId),
+              amountCents: payout.amountCents,
             });
           }
           await recorder.record(actor, `payout.${status}`, { type: 'payout', id: payout.id }, { before: { status: 'pending' }, after: details }, tx);
