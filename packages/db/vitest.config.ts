@@ -4,6 +4,9 @@ import { withoutTestDatabase } from './src/testing-files.js';
 
 export default defineConfig({
   test: {
+    // Opening a test database (a PGlite copy, or a server's template) took over vitest's default 10 s
+    // twice on a loaded two-core machine: the apps' suites allow 60 s, and so do the packages'.
+    hookTimeout: 60_000,
     include: ['test/**/*.test.ts'],
     // Two files at a time (vitest's default is one worker fewer than the cores: one, on two): the
     // migrate CLI's file alone starts PGlite data directories for twenty seconds.
