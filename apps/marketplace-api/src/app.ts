@@ -17,8 +17,8 @@ import { createActivityRecorder } from './modules/activity-log/activity-log.reco
 import { registerMoneyMoves } from './jobs/money-moves.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
 import { registerModules, VERSION } from './modules/index.js';
-import { accountSessions } from './modules/users/users.repository.js';
-import { createUsersService } from './modules/users/users.service.js';
+import { accountSessions } from './modules/user-store/users.repository.js';
+import { createUsersService } from './modules/user-store/users.service.js';
 
 export { VERSION };
 

@@ -6,8 +6,8 @@ import { systemActor } from '../src/lib/context.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
 import { createActivityLogService } from '../src/modules/activity-log/activity-log.service.js';
 import { createAdminUsersService } from '../src/modules/admin-users/admin-users.service.js';
-import { createAdminsService } from '../src/modules/admins/admins.service.js';
-import { createEmailVerificationService } from '../src/modules/email-verification/email-verification.service.js';
+import { createAdminsService } from '../src/modules/admin-users/admins.service.js';
+import { createEmailVerificationService } from '../src/modules/email-codes/email-verification.service.js';
 import {
   bearer,
   buildTestApp,

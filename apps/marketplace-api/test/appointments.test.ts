@@ -4,8 +4,8 @@ import { absences, activityLog, appointments, serviceRequests, users } from '../
 import type { Actor } from '../src/lib/context.js';
 import { startOfDayIn, todayIn } from '../src/lib/time.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
-import { createAppointmentsService } from '../src/modules/appointments/appointments.service.js';
-import type { AvailabilityService } from '../src/modules/availability/availability.service.js';
+import { createAppointmentsService } from '../src/modules/booking/appointments/appointments.service.js';
+import type { AvailabilityService } from '../src/modules/booking/slots/slots.service.js';
 import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import { createSettingsService } from '../src/modules/settings/settings.service.js';

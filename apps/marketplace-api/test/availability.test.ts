@@ -13,7 +13,7 @@ import {
   services,
   vehicles,
 } from '../src/db/schema/index.js';
-import { createAvailabilityService } from '../src/modules/availability/availability.service.js';
+import { createAvailabilityService } from '../src/modules/booking/slots/slots.service.js';
 import { bearer, buildTestApp, createClient, createPrestataire, expectError, unique, type TestApp, type TestUser } from './helpers.js';
 
 let t: TestApp;

@@ -8,7 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, documents, prestataireProfiles, users } from '../src/db/schema/index.js';
 import { addDays, todayIn } from '../src/lib/time.js';
-import { attachmentDisposition } from '../src/modules/documents/documents.schemas.js';
+import { attachmentDisposition } from '../src/modules/prestataire-vetting/documents.schemas.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp } from './helpers.js';
 
 let t: TestApp;

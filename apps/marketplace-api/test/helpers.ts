@@ -9,7 +9,7 @@ import type { Lang, PrestataireProfile, Role, User, ValidationStatus } from '../
 import { prestataireProfiles } from '../src/db/schema/index.js';
 import { systemActor } from '../src/lib/context.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
-import { createUsersService, type NewAccount } from '../src/modules/users/users.service.js';
+import { createUsersService, type NewAccount } from '../src/modules/user-store/users.service.js';
 import { eq } from 'drizzle-orm';
 
 // The generic helpers are the packages' (@repo/http, @repo/db); re-exported for the test files.

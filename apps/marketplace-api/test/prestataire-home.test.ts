@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../src/lib/context.js';
 import { addDays, todayIn } from '../src/lib/time.js';
-import { createPrestataireHomeService } from '../src/modules/prestataire-home/prestataire-home.service.js';
+import { createPrestataireHomeService } from '../src/modules/prestataire-dashboard/home.service.js';
 import { eq } from 'drizzle-orm';
 import { notifications, prestataireProfiles } from '../src/db/schema/index.js';
 import { lifecycleFixtures } from './admin-lifecycle-fixtures.js';

@@ -2,7 +2,7 @@ import { queryRows, withTransaction } from '@repo/db';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appointments, domainEvents, offers, prestataireProfiles, serviceRequests, users } from '../src/db/schema/index.js';
-import { listedFor, visibleTo } from '../src/modules/service-requests/service-requests.repository.js';
+import { listedFor, visibleTo } from '../src/modules/booking/requests/requests.repository.js';
 import { buildTestApp, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 import { GRENOBLE, lifecycleFixtures, VIENNE } from './lifecycle-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { subtract, union, upcomingSlots, type Schedule } from '../src/modules/availability/slots.js';
+import { subtract, union, upcomingSlots, type Schedule } from '../src/modules/booking/slots/slot-grid.js';
 
 const allDay = [1, 2, 3, 4, 5, 6, 7].map((d) => ({ dayOfWeek: d, startTime: '00:00:00', endTime: '24:00:00' }));
 const longAgo = new Date('2000-01-01T00:00:00Z');

@@ -8,7 +8,7 @@ import { defineStateMachine, transition, type Move } from '../src/lib/transition
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
 import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
-import { validationMachine } from '../src/modules/admin-prestataires/admin-prestataires.repository.js';
+import { validationMachine } from '../src/modules/prestataire-vetting/admin-review.repository.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, usersService, type TestApp } from './helpers.js';
 
 let t: TestApp;

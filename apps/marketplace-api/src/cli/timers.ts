@@ -2,7 +2,7 @@ import { isEntryPoint } from '@repo/config';
 import { openDatabase } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createActivityRecorder } from '../modules/activity-log/activity-log.recorder.js';
-import { TIMERS, createLifecycleTimersService, type TimerName } from '../modules/lifecycle-timers/lifecycle-timers.service.js';
+import { TIMERS, createLifecycleTimersService, type TimerName } from '../modules/booking/timers/timers.service.js';
 import { createOutbox } from '../modules/outbox/outbox.js';
 import { createSettingsService } from '../modules/settings/settings.service.js';
 

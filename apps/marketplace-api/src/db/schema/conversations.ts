@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
-import { appointments, serviceRequests } from './lifecycle.js';
+import { appointments, serviceRequests } from './booking.js';
 import { users } from './users.js';
 import { marketplaceSchema } from './pg-schema.js';
 

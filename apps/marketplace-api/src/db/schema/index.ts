@@ -11,7 +11,7 @@ export * from './repairdata.js';
 export * from './pricing.js';
 export * from './ai.js';
 export * from './schedule.js';
-export * from './lifecycle.js';
+export * from './booking.js';
 export * from './outbox.js';
 export * from './realtime.js';
 export * from './payments.js';

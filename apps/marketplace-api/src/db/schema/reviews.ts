@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { timestamps } from './columns.js';
-import { appointments } from './lifecycle.js';
+import { appointments } from './booking.js';
 import { users } from './users.js';
 import { marketplaceSchema } from './pg-schema.js';
 

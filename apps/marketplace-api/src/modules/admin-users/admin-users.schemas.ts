@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { LANGS, ROLES, USER_STATUSES, type PrestataireProfile, type User } from '../../db/schema/index.js';
 import { lowerBound, rangeReversed, upperBound, ActivityEntryResponse } from '../activity-log/activity-log.schemas.js';
 import { nameField, optionalPhoneField, siretField } from '../auth/auth.schemas.js';
-import { presentUser, UserResponse } from '../users/users.schemas.js';
+import { presentUser, UserResponse } from '../user-store/users.schemas.js';
 
 const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 

@@ -7,7 +7,7 @@ import type { Actor } from '../../lib/context.js';
 import type { UploadedFile } from '../../lib/uploads.js';
 import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
 import { lockProfile } from '../prestataire-profile/prestataire-profile.repository.js';
-import { mediaUrl } from '../users/users.schemas.js';
+import { mediaUrl } from '../user-store/users.schemas.js';
 import * as repo from './gallery.repository.js';
 import { MAX_GALLERY_PHOTOS } from './gallery.schemas.js';
 

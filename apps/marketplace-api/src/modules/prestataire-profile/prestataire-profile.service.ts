@@ -4,7 +4,7 @@ import type { DbTx } from '../../db/index.js';
 import type { PrestataireProfile } from '../../db/schema/index.js';
 import type { Actor } from '../../lib/context.js';
 import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { findUserById } from '../users/users.repository.js';
+import { findUserById } from '../user-store/users.repository.js';
 import * as repo from './prestataire-profile.repository.js';
 import type { UpdateProfileBody } from './prestataire-profile.schemas.js';
 

@@ -1,7 +1,7 @@
 import { envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, timestamp, latitudeQuery, longitudeQuery } from '@repo/schemas';
 import { z } from 'zod';
 import { CategorySummary } from '../catalogue/catalogue.schemas.js';
-import { mediaUrl } from '../users/users.schemas.js';
+import { mediaUrl } from '../user-store/users.schemas.js';
 import type { PrestataireDetail, SearchRow, ServiceOfPrestataire } from './prestataires.repository.js';
 
 export const SEARCH_SORTS = ['distance', 'rating', 'price'] as const;

@@ -1,9 +1,9 @@
 import type { DbTx } from '../../db/index.js';
 import type { DomainEvent } from '../../db/schema/index.js';
-import { presentOffer } from '../offers/offers.schemas.js';
+import { presentOffer } from '../booking/offers/offers.schemas.js';
 import type { OutboxConsumer } from '../outbox/outbox.js';
 import { presentPayment } from '../payments/payments.schemas.js';
-import { presentAppointment } from '../service-requests/service-requests.schemas.js';
+import { presentAppointment } from '../booking/requests/requests.schemas.js';
 import { isSocketId } from './pusher.protocol.js';
 import type { RealtimeHub } from './realtime.hub.js';
 import { findAppointment, findOfferRow, findOfferWithRequest, findPayment } from './realtime.repository.js';

@@ -14,8 +14,8 @@ import {
 import type { Anonymous } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
 import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { findUserByEmail, revokeUserSessions } from '../users/users.repository.js';
-import type { UsersService } from '../users/users.service.js';
+import { findUserByEmail, revokeUserSessions } from '../user-store/users.repository.js';
+import type { UsersService } from '../user-store/users.service.js';
 import * as repo from './social-auth.repository.js';
 import type { SocialSignInBody } from './social-auth.schemas.js';
 
