@@ -3,8 +3,6 @@ import { AppError } from '@repo/http';
 import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../db/index.js';
-import type { ActivityRecorder } from '../modules/activity-log/activity-log.recorder.js';
-import type { Outbox } from '../modules/outbox/outbox.js';
 import type { Caller } from './context.js';
 
 /**
@@ -47,10 +45,29 @@ export function defineStateMachine<T extends PgTable, S extends string>(spec: St
   return { ...spec, stateKey: entry[0] as keyof T['$inferSelect'] & string };
 }
 
-/** What every move is recorded by: the activity log (who did it), the outbox (what consumers react to). */
+/** What records who made a move: the activity log's recorder. */
+export interface MoveRecorder {
+  record(
+    actor: Caller,
+    action: string,
+    subject: { type: string; id: number | null },
+    details: { before?: Record<string, unknown> | null; after?: Record<string, unknown> | null },
+    tx?: DbTx,
+  ): Promise<unknown>;
+}
+
+/** What publishes a move for the consumers that react to it: the outbox. */
+export interface MovePublisher {
+  publish(actor: Caller, event: { type: string; subject: { type: string; id: number }; payload: Record<string, unknown> }, tx?: DbTx): Promise<void>;
+}
+
+/**
+ * What every move is recorded by: the activity log (who did it), the outbox (what consumers react
+ * to). Declared here by shape, so the state machines sit below the modules that record and publish.
+ */
 export interface TransitionDeps {
-  recorder: ActivityRecorder;
-  outbox: Outbox;
+  recorder: MoveRecorder;
+  outbox: MovePublisher;
   actor: Caller;
 }
 
