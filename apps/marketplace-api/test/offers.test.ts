@@ -88,6 +88,11 @@ describe('POST /service-requests/{id}/offers', () => {
     await t.database.db.insert(prestataireServices).values({ prestataireId: closed.user.id, serviceId });
     const noHours = await f.offer(closed, r.id);
     expect(expectError(noHours, 422, 'validation_error').errors).toHaveProperty('proposed_start_at');
+    // Slots start on the prestataire's local 30-minute grid: 10:15 in Paris is not one.
+    const offGrid = await f.offer(p, r.id, { proposed_start_at: f.inDays(3).replace(/T\d\d:00/, (m) => m.replace(':00', ':15')) });
+    expect(expectError(offGrid, 422, 'validation_error').errors!.proposed_start_at).toEqual(['Must start on your local 30-minute grid (:00 or :30)']);
+    const halfPast = await f.offer(p, r.id, { proposed_start_at: f.inDays(3).replace(/T\d\d:00/, (m) => m.replace(':00', ':30')) });
+    expect(halfPast.statusCode).toBe(201);
     const bad = await f.offer(p, r.id, { amount_cents: 0, duration_minutes: 5, proposed_start_at: 'demain' });
     expect(Object.keys(expectError(bad, 422, 'validation_error').errors!).sort()).toEqual(['amount_cents', 'duration_minutes', 'proposed_start_at']);
   });
@@ -101,8 +106,15 @@ describe('POST /service-requests/{id}/offers', () => {
     expectError(await f.offer(unoffered, r.id), 404, 'not_found');
     expectError(await f.offer(p, 99999999), 404, 'not_found');
 
+    // One prestataire quoted before the cancellation: it still sees the request, and learns why no
+    // offer goes in. Another never did: the request is gone from its view, and its state is not told.
+    const quoted = await f.prestataire([serviceId]);
+    expect((await f.offer(quoted, r.id)).statusCode).toBe(201);
     await api('POST', `/client/requests/${r.id}/cancel`, client.token, {});
-    const closed = expectError(await f.offer(p, r.id), 409, 'conflict');
+    expectError(await api('GET', `/prestataire/requests/${r.id}`, p.token), 404, 'not_found');
+    expectError(await f.offer(p, r.id), 404, 'not_found');
+    expect((await api('GET', `/prestataire/requests/${r.id}`, quoted.token)).statusCode).toBe(200);
+    const closed = expectError(await f.offer(quoted, r.id, { proposed_start_at: f.inDays(4) }), 409, 'conflict');
     expect(closed.current_status).toBe('cancelled');
 
     const open = await f.request(client, serviceId);

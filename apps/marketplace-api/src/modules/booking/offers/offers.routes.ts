@@ -44,7 +44,9 @@ export function offersRoutes(deps: { offers: OffersService }): FastifyPluginAsyn
           summary: 'Quote for a request you can see: a price, a free start time of yours and a duration',
           description:
             '`valid_until` defaults to the platform offer lifetime and never passes the request\'s expiry. A start that is not ' +
-            'a free slot of yours answers 422 on `proposed_start_at`; a request no longer open, or a second pending offer, 409.',
+            'a free slot of yours (slots start on your local 30-minute grid, at least 60 minutes ahead, within your hours and free) ' +
+            'answers 422 on `proposed_start_at`. A request you cannot see answers 404; one you quoted that is no longer open, ' +
+            'or a second pending offer, 409.',
           security,
           params: RequestOffersParams,
           body: OfferBody,

@@ -14,7 +14,6 @@ import {
   isActivePrestataire,
   LIVE_REQUEST_STATUSES,
   lockRequest,
-  reachableBy,
   serviceRequestMachine,
   visibleTo,
 } from '../requests/requests.repository.js';
@@ -24,6 +23,7 @@ import type { OfferBody } from './offers.schemas.js';
 
 const SLOT_MESSAGES = {
   past: 'Must be at least 60 minutes from now',
+  off_grid: 'Must start on your local 30-minute grid (:00 or :30)',
   outside_hours: 'Must fall within your opening hours, outside your closures and absences',
   busy: 'You already have an appointment at that time',
 } as const;
@@ -50,7 +50,7 @@ export function createOffersService(deps: {
 
   /** The proposed start must be a free slot of the prestataire when the offer is made or changed (422). */
   async function assertFreeSlot(tx: DbTx, prestataireId: number, startsAt: Date, durationMinutes: number) {
-    const verdict = await availability.checkSlot(prestataireId, startsAt, new Date(startsAt.getTime() + durationMinutes * 60_000), { tx });
+    const verdict = await availability.checkSlot(prestataireId, startsAt, new Date(startsAt.getTime() + durationMinutes * 60_000), { tx, onGrid: true });
     if (verdict !== 'free') throw AppError.validation({ proposed_start_at: [SLOT_MESSAGES[verdict]] });
   }
 
@@ -103,7 +103,8 @@ export function createOffersService(deps: {
      */
     async create(actor: Actor, requestId: number, body: OfferBody) {
       await assertActivePrestataire(actor);
-      if (!(await findRequest(db, requestId, reachableBy(actor.userId)))) throw AppError.notFound('Service request');
+      // What it cannot open (GET /prestataire/requests/{id} answers 404) is not found here either.
+      if (!(await findRequest(db, requestId, visibleTo(actor.userId)))) throw AppError.notFound('Service request');
       return withTransaction(db, async (tx) => {
         const request = (await lockRequest(tx, requestId))!;
         if (!LIVE_REQUEST_STATUSES.includes(request.status as 'open')) {

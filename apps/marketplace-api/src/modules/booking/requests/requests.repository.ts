@@ -115,19 +115,6 @@ export function visibleTo(prestataireId: number): SQL {
   return or(listedFor(prestataireId), offeredOn(prestataireId))!;
 }
 
-/**
- * What a prestataire may act on, whatever the request's state: aimed at it, or aimed at no one and
- * within its reach, or offered on. An offer on such a request that is no longer open answers 409;
- * on any other request, 404.
- */
-export function reachableBy(prestataireId: number): SQL {
-  return or(
-    eq(serviceRequests.prestataireId, prestataireId),
-    and(isNull(serviceRequests.prestataireId), inReachOf(prestataireId)),
-    offeredOn(prestataireId),
-  )!;
-}
-
 /** The distance in km from the prestataire's base to the request (null without coordinates). */
 function distanceFrom(prestataireId: number): SQL<number | null> {
   return sql<number | null>`(select earth_distance(${profilePoint}, ${requestPoint}) / 1000 from ${prestataireProfiles}

@@ -218,6 +218,12 @@ export function upcomingSlots(
   return [...byDate.values()];
 }
 
+/** Whether an instant starts a slot: on the local 30-minute grid of `zone`, to the second. */
+export function isOnGrid(at: Date, zone: string): boolean {
+  const local = DateTime.fromJSDate(at, { zone });
+  return local.minute % SLOT_GRID_MINUTES === 0 && local.second === 0 && local.millisecond === 0;
+}
+
 /** Whether `[startsAt, endsAt)` lies wholly inside one interval of `free`. */
 export function fitsIn(free: Interval[], startsAt: Date, endsAt: Date): boolean {
   const s = startsAt.getTime();

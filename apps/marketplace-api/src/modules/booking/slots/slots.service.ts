@@ -4,9 +4,9 @@ import type { DbTx } from '../../../db/index.js';
 import { DAY_MS } from '../../../lib/time.js';
 import type { Schedule } from './slot-grid.js';
 import * as repo from './slots.repository.js';
-import { dateOf, dayNumber, datesAround, fitsIn, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock } from './slot-grid.js';
+import { dateOf, dayNumber, datesAround, fitsIn, isOnGrid, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock } from './slot-grid.js';
 
-export type SlotVerdict = 'free' | 'past' | 'outside_hours' | 'busy';
+export type SlotVerdict = 'free' | 'past' | 'off_grid' | 'outside_hours' | 'busy';
 
 /** How far ahead the public availability shows closures and absences. */
 export const OVERVIEW_DAYS = 31;
@@ -103,7 +103,7 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
       prestataireId: number,
       startsAt: Date,
       endsAt: Date,
-      opts: { ignoreAppointmentId?: number; tx?: DbTx } = {},
+      opts: { ignoreAppointmentId?: number; tx?: DbTx; onGrid?: boolean } = {},
     ): Promise<SlotVerdict> {
       if (startsAt.getTime() < now().getTime() + MIN_LEAD_MINUTES * 60_000) return 'past';
       if (endsAt.getTime() <= startsAt.getTime()) return 'outside_hours';
@@ -117,6 +117,8 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
       });
       if (!read) return 'outside_hours';
       const s = read.schedule;
+      // A slot starts on the local 30-minute grid (DESIGN.md §6); asked of a new start, not of one already agreed.
+      if (opts.onGrid && !isOnGrid(startsAt, s.timezone)) return 'off_grid';
       const { from, days } = datesAround(startsAt, endsAt, s.timezone);
       if (!fitsIn(workingTime(s, from, days), startsAt, endsAt)) return 'outside_hours';
       const overlaps = s.busy.some((b) => b.startsAt.getTime() < endsAt.getTime() && startsAt.getTime() < b.endsAt.getTime());
