@@ -8,11 +8,11 @@ import { registerAlerting } from './jobs/alerting.js';
 import { registerLogStatistics } from './jobs/log-statistics.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
-import { accountSessions } from './modules/auth/auth.repository.js';
-import { createWebhookGuard, type ResolveHost } from './modules/alerts/webhook-target.js';
-import { createIngestKeysService } from './modules/ingest-keys/ingest-keys.service.js';
-import { createLogEvents } from './modules/logs/log-events.js';
-import { createProjectAccess } from './modules/projects/projects.service.js';
+import { createWebhookGuard, type ResolveHost } from './modules/alerts/index.js';
+import { accountSessions } from './modules/auth/index.js';
+import { createIngestKeysService } from './modules/ingest-keys/index.js';
+import { createLogEvents } from './modules/logs/index.js';
+import { createProjectAccess } from './modules/projects/index.js';
 import { registerModules, VERSION } from './modules/index.js';
 
 export interface AppOverrides {

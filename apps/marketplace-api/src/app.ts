@@ -13,12 +13,11 @@ import { createLocalStorage } from './integrations/storage/storage.js';
 import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { registerBroadcastDelivery } from './jobs/broadcasts.js';
 import { systemActor } from './lib/context.js';
-import { createActivityRecorder } from './modules/activity-log/activity-log.recorder.js';
+import { createActivityRecorder } from './modules/activity-log/index.js';
+import { accountSessions, createUsersService } from './modules/user-store/index.js';
 import { registerMoneyMoves } from './jobs/money-moves.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
 import { registerModules, VERSION } from './modules/index.js';
-import { accountSessions } from './modules/user-store/users.repository.js';
-import { createUsersService } from './modules/user-store/users.service.js';
 
 export { VERSION };
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isEntryPoint } from '@repo/config';
-import { evaluateSample, formatTable, sampleName, type SampleResult } from '../modules/patterns/evaluation.js';
+import { evaluateSample, formatTable, sampleName, type SampleResult } from '../modules/patterns/index.js';
 
 /** Every labelled CSV sample in a directory and in its `more/` directory, in name order. */
 export function findSamples(dir: string): string[] {

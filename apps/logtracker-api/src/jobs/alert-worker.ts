@@ -2,8 +2,7 @@ import type { Metrics } from '@repo/http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../db/index.js';
 import type { Mailer } from '../integrations/mail/index.js';
-import { createAlertDeliveryService, type DeliveryPass } from '../modules/alerts/alerts.service.js';
-import type { WebhookGuard } from '../modules/alerts/webhook-target.js';
+import { createAlertDeliveryService, type DeliveryPass, type WebhookGuard } from '../modules/alerts/index.js';
 
 export interface AlertWorkerOptions {
   db: DbTx;

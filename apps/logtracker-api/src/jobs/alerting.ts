@@ -2,9 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
 import { createMailer, type Mailer } from '../integrations/mail/index.js';
-import type { LogEvents } from '../modules/logs/log-events.js';
-import { createAlertEvaluator, type AlertEvaluator } from '../modules/alerts/alerts.service.js';
-import type { WebhookGuard } from '../modules/alerts/webhook-target.js';
+import { type AlertEvaluator, createAlertEvaluator, type WebhookGuard } from '../modules/alerts/index.js';
+import type { LogEvents } from '../modules/logs/index.js';
 import { createAlertWorker, type AlertWorker } from './alert-worker.js';
 
 export interface Alerting {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DbTx } from '../db/index.js';
-import { createLogStatisticsService } from '../modules/maintenance/log-statistics.service.js';
-import type { LogEvents } from '../modules/logs/log-events.js';
+import type { LogEvents } from '../modules/logs/index.js';
+import { createLogStatisticsService } from '../modules/maintenance/index.js';
 
 /** How soon after ingest the partitions' statistics are looked at, and how often while it goes on. */
 const CHECK_INTERVAL_MS = 1_000;

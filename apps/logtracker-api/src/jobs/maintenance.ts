@@ -3,7 +3,7 @@ import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
-import { createMaintenanceService, type MaintenanceResult } from '../modules/maintenance/maintenance.service.js';
+import { createMaintenanceService, type MaintenanceResult } from '../modules/maintenance/index.js';
 import type { JobLogger } from './retention.js';
 
 /** Runs the log storage upkeep (see createMaintenanceService) once or on a schedule. */

@@ -3,7 +3,7 @@ import { onceAcrossInstances, type Exclusive } from '@repo/db';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DbTx } from '../db/index.js';
-import { createRetentionService, type RetentionResult } from '../modules/retention/retention.service.js';
+import { createRetentionService, type RetentionResult } from '../modules/retention/index.js';
 
 /** What a run skipped for another instance's reports. */
 const NOTHING_DELETED = { deleted: 0, projects: 0, batches: 0, partitionsEmptied: 0, partitionsDropped: 0 };

@@ -1,10 +1,10 @@
 import { isEntryPoint } from '@repo/config';
 import { openDatabase } from '../app.js';
 import { loadConfig } from '../config.js';
-import { createActivityRecorder } from '../modules/activity-log/activity-log.recorder.js';
-import { TIMERS, createLifecycleTimersService, type TimerName } from '../modules/booking/timers/timers.service.js';
-import { createOutbox } from '../modules/outbox/outbox.js';
-import { createSettingsService } from '../modules/settings/settings.service.js';
+import { createActivityRecorder } from '../modules/activity-log/index.js';
+import { createLifecycleTimersService, type TimerName, TIMERS } from '../modules/booking/index.js';
+import { createOutbox } from '../modules/outbox/index.js';
+import { createSettingsService } from '../modules/settings/index.js';
 
 const USAGE = `usage: node dist/cli/timers.js [${[...TIMERS, 'all'].join('|')}]`;
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { BatchOutcome, BroadcastsService } from '../modules/broadcasts/broadcasts.service.js';
+import type { BatchOutcome, BroadcastsService } from '../modules/broadcasts/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DbTx } from '../db/index.js';
-import { createOutboxDispatcher, type OutboxConsumer } from '../modules/outbox/outbox.js';
+import { createOutboxDispatcher, type OutboxConsumer } from '../modules/outbox/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

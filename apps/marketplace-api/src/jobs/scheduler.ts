@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { LifecycleTimersService, TimersResult } from '../modules/booking/timers/timers.service.js';
+import type { LifecycleTimersService, TimersResult } from '../modules/booking/index.js';
 
 /**
  * Runs the lifecycle timers (request and offer expiry, auto-completion) when the app is ready and

@@ -1,7 +1,7 @@
 import { requireActor } from '@repo/auth';
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import { ProjectScopedParams } from '../projects/index.js';
 import { AlertListEnvelope, ListAlertsQuery, presentAlert } from './alerts.schemas.js';
 import type { AlertsService } from './alerts.service.js';
 

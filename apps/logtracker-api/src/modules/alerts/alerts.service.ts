@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { DbTx } from '../../db/index.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, type AlertChannel, type AlertDelivery, type LogLevel } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/index.js';
-import type { ProjectAccess } from '../projects/projects.service.js';
+import type { ProjectAccess } from '../projects/index.js';
 import { alertEmail, describeError, postWebhook, webhookBody } from './alerts.delivery.js';
 import * as repo from './alerts.repository.js';
 import type { ListAlertsQuery } from './alerts.schemas.js';

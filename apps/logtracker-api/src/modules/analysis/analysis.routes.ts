@@ -2,7 +2,7 @@ import { requireActor } from '@repo/auth';
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import { z } from 'zod';
-import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import { ProjectScopedParams } from '../projects/index.js';
 import type { AnalysisService } from './analysis.service.js';
 import { AnalysisEnvelope, AnalyzeBody, InsightsEnvelope, presentAnalysis, presentPattern } from './analysis.schemas.js';
 

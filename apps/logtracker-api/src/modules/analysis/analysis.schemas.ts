@@ -1,8 +1,8 @@
 import { envelope, iso, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { LOG_LEVELS, type LogLevel } from '../../db/schema/index.js';
-import { logLevel } from '../logs/logs.schemas.js';
-import { timeRange, TIME_RANGES } from '../stats/stats.schemas.js';
+import { logLevel } from '../logs/index.js';
+import { TIME_RANGES, timeRange } from '../stats/index.js';
 
 export const FOCUS_AREAS = ['errors', 'performance', 'security', 'new_patterns', 'anomalies', 'sources'] as const;
 export type FocusArea = (typeof FOCUS_AREAS)[number];

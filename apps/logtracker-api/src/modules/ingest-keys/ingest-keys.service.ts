@@ -3,7 +3,7 @@ import { hashToken, type Actor } from '@repo/auth';
 import { AppError } from '@repo/http';
 import type { FastifyRequest } from 'fastify';
 import type { DbTx } from '../../db/index.js';
-import type { ProjectAccess } from '../projects/projects.service.js';
+import type { ProjectAccess } from '../projects/index.js';
 import * as repo from './ingest-keys.repository.js';
 
 const KEY_PREFIX = 'ltk_';

@@ -1,8 +1,8 @@
 import { requireActor } from '@repo/auth';
 import { AppError, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import { ProjectScopedParams } from '../projects/projects.schemas.js';
-import type { WriterAuth } from '../ingest-keys/writer-auth.js';
+import type { WriterAuth } from './writer-auth.js';
+import { ProjectScopedParams } from '../projects/index.js';
 import { BatchText, createBodyPool, readBody, scanBatch, validatePlain } from './batch-text.js';
 import type { LogsService } from './logs.service.js';
 import type { IngestMetrics } from './logs.metrics.js';

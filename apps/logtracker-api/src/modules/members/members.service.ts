@@ -3,7 +3,7 @@ import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { ProjectRole } from '../../db/schema/index.js';
-import type { ProjectAccess } from '../projects/projects.service.js';
+import type { ProjectAccess } from '../projects/index.js';
 import * as repo from './members.repository.js';
 
 export function createMembersService(deps: { db: DbTx; access: ProjectAccess }) {

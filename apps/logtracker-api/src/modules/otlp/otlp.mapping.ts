@@ -1,6 +1,6 @@
 import { storableText, unstorableTextPaths } from '@repo/schemas';
 import type { LogLevel, NewLog } from '../../db/schema/index.js';
-import { contextProblem } from '../logs/logs.schemas.js';
+import { contextProblem } from '../logs/index.js';
 import type { ExportLogsRequest, OtlpKeyValue, OtlpLogRecord } from './otlp.schemas.js';
 
 const MIN_TIME = Date.parse('1970-01-01T00:00:00Z');

@@ -2,12 +2,11 @@ import { createGunzip } from 'node:zlib';
 import type { FastifyRequest } from 'fastify';
 import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import type { WriterAuth } from '../ingest-keys/writer-auth.js';
-import type { LogsService } from '../logs/logs.service.js';
+import type { WriterAuth } from '../logs/index.js';
+import type { IngestMetrics, LogsService } from '../logs/index.js';
 import { mapExportRequest } from './otlp.mapping.js';
 import { decodeExportRequest, encodeErrorStatus, encodeExportResponse, PROTOBUF } from './otlp.protobuf.js';
 import { ExportLogsRequest, ExportLogsResponse } from './otlp.schemas.js';
-import type { IngestMetrics } from '../logs/logs.metrics.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { requireActor } from '@repo/auth';
 import { errorResponses } from '@repo/schemas';
-import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import { ProjectScopedParams } from '../projects/index.js';
 import type { ProjectConfigService } from './project-config.service.js';
 import { ConfigEnvelope, presentConfig, UpdateConfigBody, WebhookSecretEnvelope } from './project-config.schemas.js';
 

@@ -3,9 +3,9 @@ import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import { DEFAULT_NOTIFICATION_SETTINGS } from '../../db/schema/index.js';
-import * as projectsRepo from '../projects/projects.repository.js';
-import type { ProjectAccess } from '../projects/projects.service.js';
-import type { WebhookGuard } from '../alerts/webhook-target.js';
+import { projectRecords as projectsRepo } from '../projects/index.js';
+import type { WebhookGuard } from '../alerts/index.js';
+import type { ProjectAccess } from '../projects/index.js';
 import type { UpdateConfigBody } from './project-config.schemas.js';
 
 export function createProjectConfigService(deps: { db: DbTx; access: ProjectAccess; webhookGuard: WebhookGuard }) {

@@ -1,6 +1,6 @@
 import { sqlState, withTransaction } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
-import { deleteExpiredTags } from '../patterns/patterns.repository.js';
+import { deleteExpiredTags } from '../patterns/index.js';
 import * as repo from './retention.repository.js';
 import type { DailyPartition } from './retention.repository.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { requireActor } from '@repo/auth';
 import { errorResponses } from '@repo/schemas';
-import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import { ProjectScopedParams } from '../projects/index.js';
 import type { StatsService } from './stats.service.js';
 import { StatsEnvelope, StatsQuery } from './stats.schemas.js';
 

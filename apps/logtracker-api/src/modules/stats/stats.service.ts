@@ -2,7 +2,7 @@ import type { Actor } from '@repo/auth';
 import { iso } from '@repo/schemas';
 import type { DbTx } from '../../db/index.js';
 import { LOG_LEVELS, type LogLevel } from '../../db/schema/index.js';
-import type { ProjectAccess } from '../projects/projects.service.js';
+import type { ProjectAccess } from '../projects/index.js';
 import * as repo from './stats.repository.js';
 import { RANGE_SPEC, type TimeRange } from './stats.schemas.js';
 

@@ -1,7 +1,7 @@
 import { requireActor } from '@repo/auth';
 import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
-import { ProjectScopedParams } from '../projects/projects.schemas.js';
+import { ProjectScopedParams } from '../projects/index.js';
 import { TailQuery } from './tail.schemas.js';
 import type { TailService } from './tail.service.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ListLogsQuery, type presentLog } from '../logs/logs.schemas.js';
+import { ListLogsQuery, type presentLog } from '../logs/index.js';
 
 const list = ListLogsQuery.shape;
 

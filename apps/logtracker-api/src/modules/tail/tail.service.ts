@@ -1,8 +1,7 @@
 import type { Actor, SessionStore } from '@repo/auth';
 import { isAppError } from '@repo/http';
-import type { IngestedLog, LogEvents } from '../logs/log-events.js';
-import { presentLog } from '../logs/logs.schemas.js';
-import type { ProjectAccess } from '../projects/projects.service.js';
+import { type IngestedLog, type LogEvents, presentLog } from '../logs/index.js';
+import type { ProjectAccess } from '../projects/index.js';
 import { CLOSE, type TailFilters, type TailFrame } from './tail.schemas.js';
 
 /** The part of a `ws` WebSocket the tail uses. */

@@ -9,10 +9,8 @@ import {
   services,
   type Service,
 } from '../../db/schema/index.js';
-import { pageOfServices } from '../catalogue/catalogue.repository.js';
-import { foldedContains } from '../catalogue/text-search.js';
+import { foldedContains, pageOfServices } from '../catalogue/index.js';
 
-export { findCategory } from '../catalogue/catalogue.repository.js';
 
 const categorySummary = { id: serviceCategories.id, slug: serviceCategories.slug, name: serviceCategories.name };
 

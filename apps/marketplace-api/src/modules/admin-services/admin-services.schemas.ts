@@ -1,7 +1,7 @@
 import { envelope, id, iso, paginatedEnvelope, paginationQuery, storableText, timestamp, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
 import type { Service, ServiceCategory } from '../../db/schema/index.js';
-import { CategoryResponse, CategorySummary, presentCategory, presentService } from '../catalogue/catalogue.schemas.js';
+import { CategoryResponse, CategorySummary, presentCategory, presentService } from '../catalogue/index.js';
 
 const text = (min: number, max: number) =>
   z

@@ -4,9 +4,10 @@ import type { DbTx } from '../../db/index.js';
 import type { Service } from '../../db/schema/index.js';
 import type { Actor } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
 import * as repo from './admin-services.repository.js';
 import { slugify, type AdminServicesQuery, type ReorderBody, type ServiceBody, type ServicePatch } from './admin-services.schemas.js';
+import { catalogueRecords } from '../catalogue/index.js';
 
 function slugConflict(): AppError {
   return new AppError('conflict', 'Another service already has this slug', { errors: { slug: ['Already taken by another service'] } });
@@ -49,7 +50,7 @@ export function createAdminServicesService(deps: { db: DbTx; recorder: ActivityR
   const { db, recorder } = deps;
 
   async function requireCategory(tx: DbTx, categoryId: number) {
-    if (!(await repo.findCategory(tx, categoryId))) throw AppError.validation({ category_id: ['No such category'] });
+    if (!(await catalogueRecords.findCategory(tx, categoryId))) throw AppError.validation({ category_id: ['No such category'] });
   }
 
   async function withCategory(tx: DbTx, serviceId: number) {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
 import { actorOf } from '../../lib/context.js';
-import { presentActivity } from '../activity-log/activity-log.schemas.js';
+import { presentActivity } from '../activity-log/index.js';
 import {
   AdminUserDetailEnvelope,
   AdminUserEnvelope,

@@ -1,9 +1,9 @@
 import { email, envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, passwordField, timestamp, latitude, longitude } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS, ROLES, USER_STATUSES, type PrestataireProfile, type User } from '../../db/schema/index.js';
-import { lowerBound, rangeReversed, upperBound, ActivityEntryResponse } from '../activity-log/activity-log.schemas.js';
-import { nameField, optionalPhoneField, siretField } from '../auth/auth.schemas.js';
-import { presentUser, UserResponse } from '../user-store/users.schemas.js';
+import { ActivityEntryResponse, lowerBound, rangeReversed, upperBound } from '../activity-log/index.js';
+import { nameField, optionalPhoneField, siretField } from '../auth/index.js';
+import { presentUser, UserResponse } from '../user-store/index.js';
 
 const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 

@@ -1,7 +1,7 @@
 import { email, paginationQuery, passwordField } from '@repo/schemas';
 import { z } from 'zod';
 import { LANGS } from '../../db/schema/index.js';
-import { nameField, optionalPhoneField } from '../auth/auth.schemas.js';
+import { nameField, optionalPhoneField } from '../auth/index.js';
 
 export const ListAdminsQuery = paginationQuery({ defaultPerPage: 20, maxPerPage: 100 });
 

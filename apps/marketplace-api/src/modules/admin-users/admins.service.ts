@@ -2,8 +2,8 @@ import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor, SystemActor } from '../../lib/context.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { auditUser, type UsersService } from '../user-store/users.service.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import { auditUser, type UsersService } from '../user-store/index.js';
 import * as repo from './admins.repository.js';
 import type { CreateAdminBody } from './admins.schemas.js';
 

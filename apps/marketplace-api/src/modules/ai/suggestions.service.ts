@@ -5,7 +5,7 @@ import type { DbTx } from '../../db/index.js';
 import type { Lang } from '../../db/schema/index.js';
 import { RepairDataUnavailableError, type RepairDataProvider, type RepairTask } from '../../integrations/repairdata/repairdata.js';
 import type { Actor } from '../../lib/context.js';
-import { findOwnVehicle } from '../vehicles/vehicles.repository.js';
+import { findOwnVehicle } from '../vehicles/index.js';
 import * as repo from './ai.repository.js';
 import type { AiService } from './ai.service.js';
 import { normalise, rank } from './text-match.js';

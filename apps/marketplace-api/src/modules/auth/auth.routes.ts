@@ -3,7 +3,7 @@ import { errorResponses, logoutSchema, messageEnvelope } from '@repo/schemas';
 import type { FastifyRequest } from 'fastify';
 import type { PrestataireProfile, User } from '../../db/schema/index.js';
 import { actorOf, anonymousOf } from '../../lib/context.js';
-import { presentUser } from '../user-store/users.schemas.js';
+import { presentUser } from '../user-store/index.js';
 import { AuthResponse, ChangePasswordBody, LoginBody, RegisterClientBody, RegisterPrestataireBody } from './auth.schemas.js';
 import type { AuthService } from './auth.service.js';
 

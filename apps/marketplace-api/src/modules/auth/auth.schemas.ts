@@ -2,7 +2,7 @@ import { email, envelope, storableText, UNSTORABLE_TEXT_MESSAGE, passwordField, 
 import { z } from 'zod';
 import { LANGS } from '../../db/schema/index.js';
 import { normaliseSiret, siretValid } from '../../lib/siret.js';
-import { AuthPayload, UserResponse } from '../user-store/users.schemas.js';
+import { AuthPayload, UserResponse } from '../user-store/index.js';
 
 export const nameField = z.string().trim().min(1, 'Required').max(100).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 

@@ -5,7 +5,7 @@ import type { Caller } from '../../lib/context.js';
 import { isExclusionViolation, isUniqueViolation } from '../../lib/db-errors.js';
 import { transition, type TransitionDeps } from '../../lib/transitions.js';
 import type { AvailabilityService } from './slots/slots.service.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { Outbox } from '../outbox/index.js';
 import { offerMachine, pendingOfferIds } from './offers/offers.repository.js';
 import { insertAppointment } from './requests/requests.repository.js';
 

@@ -6,8 +6,8 @@ import type { Broadcast, BroadcastAudience, Notification } from '../../db/schema
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { PushSender } from '../../integrations/push/push.js';
 import type { Actor } from '../../lib/context.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { presentNotification } from '../notifications/notifications.schemas.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
+import { presentNotification } from '../notifications/index.js';
 import { broadcastMail } from './broadcasts.mail.js';
 import * as repo from './broadcasts.repository.js';
 

@@ -3,7 +3,7 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { ContentVersion, Lang } from '../../db/schema/index.js';
 import type { Actor } from '../../lib/context.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
 import { findVersion, insertNextVersion, latestVersion, listVersions } from './content.repository.js';
 
 /** The language public readers fall back to when an entry has no version in theirs. */

@@ -3,8 +3,8 @@ import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor } from '../../lib/context.js';
 import { illegalMove, transition, type TransitionDeps } from '../../lib/transitions.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
 import * as repo from './conversations.repository.js';
 import {
   presentMessage,

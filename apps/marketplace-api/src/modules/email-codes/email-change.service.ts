@@ -6,11 +6,10 @@ import { TOKEN_PURPOSES, type User } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { Actor, Anonymous } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
 import { invalidLink } from './one-time-codes.js';
 import { RESET_LINK_TTL_MINUTES } from './password-reset.service.js';
-import * as tokens from '../user-store/user-tokens.repository.js';
-import * as usersRepo from '../user-store/users.repository.js';
+import { userRecords as usersRepo, tokenRecords as tokens } from '../user-store/index.js';
 import { emailChangeConfirmLink, emailChangeRequestedNotice, emailChangeRevertedNotice } from './email-change.mail.js';
 import * as repo from './email-change.repository.js';
 

@@ -2,7 +2,7 @@ import { createThrottle, generateOtp, hashToken, type CounterSource } from '@rep
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { TokenPurpose, User } from '../../db/schema/index.js';
-import * as tokens from '../user-store/user-tokens.repository.js';
+import { tokenRecords as tokens } from '../user-store/index.js';
 
 /** One-time codes (DESIGN.md §5): valid 10 minutes, 5 attempts, single use, the newest replaces the others. */
 export const OTP_TTL_MINUTES = 10;

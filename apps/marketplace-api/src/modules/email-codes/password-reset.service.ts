@@ -5,10 +5,9 @@ import type { DbTx } from '../../db/index.js';
 import type { TokenPurpose } from '../../db/schema/index.js';
 import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { Anonymous } from '../../lib/context.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
 import { createSendLimit, invalidCode, invalidLink, issueOtp, mayReceiveMail, redeemOtp } from './one-time-codes.js';
-import * as tokens from '../user-store/user-tokens.repository.js';
-import * as usersRepo from '../user-store/users.repository.js';
+import { userRecords as usersRepo, tokenRecords as tokens } from '../user-store/index.js';
 import { passwordResetLink, passwordResetNotice, passwordResetOtp } from './password-reset.mail.js';
 import * as repo from './password-reset.repository.js';
 

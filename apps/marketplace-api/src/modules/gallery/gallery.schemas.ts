@@ -1,6 +1,6 @@
 import { envelope, id, iso, storableText, timestamp, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
-import { mediaUrl } from '../user-store/users.schemas.js';
+import { mediaUrl } from '../user-store/index.js';
 import type { GalleryPhoto } from './gallery.repository.js';
 
 /** A gallery shows a business's work, not an archive. */

@@ -5,9 +5,9 @@ import type { DbTx } from '../../db/index.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
 import type { Actor } from '../../lib/context.js';
 import type { UploadedFile } from '../../lib/uploads.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { lockProfile } from '../prestataire-profile/prestataire-profile.repository.js';
-import { mediaUrl } from '../user-store/users.schemas.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import { lockProfile } from '../prestataire-profile/index.js';
+import { mediaUrl } from '../user-store/index.js';
 import * as repo from './gallery.repository.js';
 import { MAX_GALLERY_PHOTOS } from './gallery.schemas.js';
 

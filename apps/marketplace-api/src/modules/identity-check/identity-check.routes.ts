@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses, iso } from '@repo/schemas';
 import { actorOf } from '../../lib/context.js';
-import { presentUser } from '../user-store/users.schemas.js';
+import { presentUser } from '../user-store/index.js';
 import { KycBody, KycResultResponse } from './identity-check.schemas.js';
 import type { KycService } from './identity-check.service.js';
 

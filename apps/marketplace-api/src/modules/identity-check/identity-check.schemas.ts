@@ -4,7 +4,7 @@ import { KYC_STATUSES } from '../../db/schema/index.js';
 import { DOCUMENT_TYPES, documentNumberProblem, normaliseDocumentNumber } from '../../integrations/kyc/kyc.js';
 import { isCountryCode } from '../../integrations/kyc/countries.js';
 import { isCalendarDate } from '../../lib/time.js';
-import { UserResponse } from '../user-store/users.schemas.js';
+import { UserResponse } from '../user-store/index.js';
 
 const name = z
   .string()

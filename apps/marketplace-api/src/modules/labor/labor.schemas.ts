@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { plateField, vinField } from '../vehicles/vehicles.schemas.js';
+import { plateField, vinField } from '../vehicles/index.js';
 
 const code = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Must be a task code');
 

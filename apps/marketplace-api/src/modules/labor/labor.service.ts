@@ -3,9 +3,9 @@ import type { DbTx } from '../../db/index.js';
 import type { Lang } from '../../db/schema/index.js';
 import type { RepairDataProvider, RepairVehicle } from '../../integrations/repairdata/repairdata.js';
 import type { Actor } from '../../lib/context.js';
-import type { AiService } from '../ai/ai.service.js';
-import type { TariffGridsService } from '../tariff-grids/tariff-grids.service.js';
-import { fromRepairData } from '../vehicles/vehicles.service.js';
+import type { AiService } from '../ai/index.js';
+import type { TariffGridsService } from '../tariff-grids/index.js';
+import { fromRepairData } from '../vehicles/index.js';
 import * as repo from './labor.repository.js';
 import type { EstimateBody, EstimateResponse } from './labor.schemas.js';
 

@@ -2,8 +2,8 @@ import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses, messageEnvelope } from '@repo/schemas';
 import { actorOf } from '../../lib/context.js';
 import { IMAGE_TYPES, readMultipart } from '../../lib/uploads.js';
-import { presentUser } from '../user-store/users.schemas.js';
-import { UserEnvelope } from '../auth/auth.schemas.js';
+import { UserEnvelope } from '../auth/index.js';
+import { presentUser } from '../user-store/index.js';
 import { DeleteAccountBody, DeviceEnvelope, DeviceTokenBody, LangBody, presentDevice, UpdateMeBody } from './account.schemas.js';
 import type { AccountService } from './account.service.js';
 

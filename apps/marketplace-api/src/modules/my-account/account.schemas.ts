@@ -1,7 +1,7 @@
 import { email, envelope, iso, storableText, UNSTORABLE_TEXT_MESSAGE, timestamp } from '@repo/schemas';
 import { z } from 'zod';
 import { DEVICE_KINDS, LANGS } from '../../db/schema/index.js';
-import { nameField, optionalPhoneField } from '../auth/auth.schemas.js';
+import { nameField, optionalPhoneField } from '../auth/index.js';
 
 /** A partial update of the account: fields left out stay as they are; `phone: null` clears it. */
 export const UpdateMeBody = z.object({

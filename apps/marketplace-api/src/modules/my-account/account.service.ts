@@ -7,12 +7,11 @@ import type { Mailer } from '../../integrations/mail/mailer.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
 import type { Actor } from '../../lib/context.js';
 import type { UploadedFile } from '../../lib/uploads.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { AuthService } from '../auth/auth.service.js';
-import type { EmailChangeService } from '../email-codes/email-change.service.js';
-import * as usersRepo from '../user-store/users.repository.js';
-import { mediaUrl } from '../user-store/users.schemas.js';
-import type { UsersService } from '../user-store/users.service.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import type { AuthService } from '../auth/index.js';
+import type { EmailChangeService } from '../email-codes/index.js';
+import { mediaUrl, type UsersService } from '../user-store/index.js';
+import { userRecords as usersRepo } from '../user-store/index.js';
 import * as repo from './account.repository.js';
 import type { DeviceTokenBody } from './account.schemas.js';
 

@@ -3,7 +3,7 @@ import type { DbTx } from '../../db/index.js';
 import type { DomainEvent } from '../../db/schema/index.js';
 import type { PushSender } from '../../integrations/push/push.js';
 import { systemActor } from '../../lib/context.js';
-import type { Outbox, OutboxConsumer } from '../outbox/outbox.js';
+import type { Outbox, OutboxConsumer } from '../outbox/index.js';
 import { NOTIFICATION_CATALOGUE, type Audience } from './notifications.catalogue.js';
 import * as repo from './notifications.repository.js';
 import { presentNotification } from './notifications.schemas.js';

@@ -1,6 +1,6 @@
 import { systemActor } from '../../lib/context.js';
 import type { DomainEvent } from '../../db/schema/index.js';
-import type { OutboxConsumer } from '../outbox/outbox.js';
+import type { OutboxConsumer } from '../outbox/index.js';
 import type { PaymentsService } from './payments.service.js';
 
 const DISPUTE_EVENTS = new Set(['conversation.dispute_reported', 'conversation.dispute_resolved']);

@@ -14,8 +14,8 @@ import {
 } from '../../integrations/payments/index.js';
 import { systemActor, type Actor, type Caller } from '../../lib/context.js';
 import { addDays, isCalendarDate, startOfDayIn } from '../../lib/time.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
 import { commissionFor, DEFAULT_COMMISSION, shareFor, shareReversedFor, type CommissionSettings } from './commission.js';
 import { renderInvoicePdf } from './invoice-pdf.js';
 import * as ledger from './ledger.repository.js';

@@ -3,7 +3,7 @@ import { eq, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { appointments, offers, payments, prestataireProfiles, serviceRequests, type AppointmentStatus } from '../../db/schema/index.js';
 import type { GroupBy, Period } from '../../lib/periods.js';
-import { bucketOf, bucketSeries, within } from '../admin-stats/admin-stats.repository.js';
+import { bucketOf, bucketSeries, within } from '../admin-stats/index.js';
 
 export async function findProfile(db: DbTx, userId: number) {
   const [row] = await db

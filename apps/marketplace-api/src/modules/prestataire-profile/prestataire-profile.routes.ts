@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses } from '@repo/schemas';
 import { actorOf } from '../../lib/context.js';
-import { presentUser, UserResponse } from '../user-store/users.schemas.js';
+import { presentUser, UserResponse } from '../user-store/index.js';
 import { UpdateProfileBody } from './prestataire-profile.schemas.js';
 import type { PrestataireProfileService } from './prestataire-profile.service.js';
 

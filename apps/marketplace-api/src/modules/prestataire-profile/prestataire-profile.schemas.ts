@@ -1,7 +1,7 @@
 import { storableText, UNSTORABLE_TEXT_MESSAGE, latitude, longitude } from '@repo/schemas';
 import { z } from 'zod';
 import { isTimeZone } from '../../lib/time.js';
-import { phoneField } from '../auth/auth.schemas.js';
+import { phoneField } from '../auth/index.js';
 
 const text = (max: number) => z.string().trim().min(1, 'Required').max(max).refine(storableText, UNSTORABLE_TEXT_MESSAGE);
 

@@ -3,8 +3,8 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { PrestataireProfile } from '../../db/schema/index.js';
 import type { Actor } from '../../lib/context.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { findUserById } from '../user-store/users.repository.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import { userRecords } from '../user-store/index.js';
 import * as repo from './prestataire-profile.repository.js';
 import type { UpdateProfileBody } from './prestataire-profile.schemas.js';
 
@@ -73,7 +73,7 @@ export function createPrestataireProfileService(deps: { db: DbTx; recorder: Acti
       const userId = actor.userId;
       return withTransaction(db, async (tx) => {
         const current = await repo.lockProfile(tx, userId);
-        const user = await findUserById(tx, userId);
+        const user = await userRecords.findUserById(tx, userId);
         if (!current || !user || user.deletedAt) throw AppError.notFound('Prestataire profile');
 
         const wanted = await requested(tx, current, body);

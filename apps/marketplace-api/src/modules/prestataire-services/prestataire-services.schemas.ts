@@ -1,6 +1,6 @@
 import { envelope, id } from '@repo/schemas';
 import { z } from 'zod';
-import { CategorySummary } from '../catalogue/catalogue.schemas.js';
+import { CategorySummary } from '../catalogue/index.js';
 import type { OwnService } from './prestataire-services.repository.js';
 
 export const MAX_PRICE_CENTS = 10_000_000;

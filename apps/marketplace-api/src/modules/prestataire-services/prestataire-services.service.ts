@@ -2,9 +2,9 @@ import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor } from '../../lib/context.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { findActiveService } from '../catalogue/catalogue.repository.js';
-import { lockProfile } from '../prestataire-profile/prestataire-profile.repository.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import { catalogueRecords } from '../catalogue/index.js';
+import { lockProfile } from '../prestataire-profile/index.js';
 import * as repo from './prestataire-services.repository.js';
 import { presentOwnService, type SyncServicesBody } from './prestataire-services.schemas.js';
 
@@ -67,7 +67,7 @@ export function createPrestataireServicesService(deps: { db: DbTx; recorder: Act
       const prestataireId = actor.userId;
       return withTransaction(db, async (tx) => {
         await lockOwn(tx, actor);
-        const found = await findActiveService(tx, serviceId);
+        const found = await catalogueRecords.findActiveService(tx, serviceId);
         if (!found) throw AppError.notFound('Service');
         const created = await repo.addServiceIfAbsent(tx, prestataireId, {
           serviceId,

@@ -3,7 +3,7 @@ import { envelope, errorResponses, iso, paginatedEnvelope } from '@repo/schemas'
 import { z } from 'zod';
 import { actorOf } from '../../lib/context.js';
 import { DocumentResponse, presentDocument } from './documents.schemas.js';
-import { presentUser } from '../user-store/users.schemas.js';
+import { presentUser } from '../user-store/index.js';
 import type { AdminPrestatairesService } from './admin-review.service.js';
 import {
   DecisionResponse,

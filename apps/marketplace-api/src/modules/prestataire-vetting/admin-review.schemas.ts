@@ -2,7 +2,7 @@ import { id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginationQuery, timest
 import { z } from 'zod';
 import { DOCUMENT_TYPES, VALIDATION_STATUSES, type PrestataireProfile, type User } from '../../db/schema/index.js';
 import { DocumentResponse, RequiredDocumentResponse } from './documents.schemas.js';
-import { presentUser, UserResponse } from '../user-store/users.schemas.js';
+import { presentUser, UserResponse } from '../user-store/index.js';
 
 /** Free text from an admin, shown to the prestataire. */
 export const adminText = (min: number, max: number) =>

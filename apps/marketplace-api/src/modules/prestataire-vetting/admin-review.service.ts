@@ -6,8 +6,8 @@ import type { Mailer } from '../../integrations/mail/mailer.js';
 import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
 import { transition, type Move } from '../../lib/transitions.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
 import { countDocumentsByUser, listUserDocuments } from './documents.repository.js';
 import { requiredChecklist } from './documents.schemas.js';
 import {

@@ -11,8 +11,11 @@ import {
   users,
   type PrestataireProfile,
 } from '../../db/schema/index.js';
-import { foldedContains } from '../catalogue/text-search.js';
-import type { SearchSort } from './prestataires.schemas.js';
+import { foldedContains } from '../catalogue/index.js';
+
+/** The orders a search can be sorted in. */
+export const SEARCH_SORTS = ['distance', 'rating', 'price'] as const;
+export type SearchSort = (typeof SEARCH_SORTS)[number];
 
 /**
  * Who the public sees: validated profiles of active, undeleted prestataire accounts. Suspended

@@ -1,11 +1,8 @@
 import { envelope, id, iso, storableText, UNSTORABLE_TEXT_MESSAGE, paginatedEnvelope, paginationQuery, timestamp, latitudeQuery, longitudeQuery } from '@repo/schemas';
 import { z } from 'zod';
-import { CategorySummary } from '../catalogue/catalogue.schemas.js';
-import { mediaUrl } from '../user-store/users.schemas.js';
-import type { PrestataireDetail, SearchRow, ServiceOfPrestataire } from './prestataires.repository.js';
-
-export const SEARCH_SORTS = ['distance', 'rating', 'price'] as const;
-export type SearchSort = (typeof SEARCH_SORTS)[number];
+import { CategorySummary } from '../catalogue/index.js';
+import { mediaUrl } from '../user-store/index.js';
+import { SEARCH_SORTS, type PrestataireDetail, type SearchRow, type ServiceOfPrestataire } from './prestataires.repository.js';
 
 export const PrestataireParams = z.object({ prestataire: id });
 

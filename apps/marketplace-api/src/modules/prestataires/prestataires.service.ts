@@ -2,7 +2,7 @@ import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor, Anonymous } from '../../lib/context.js';
-import * as catalogue from '../catalogue/catalogue.repository.js';
+import { catalogueRecords as catalogue } from '../catalogue/index.js';
 import * as repo from './prestataires.repository.js';
 import type { SearchPrestatairesQuery } from './prestataires.schemas.js';
 

@@ -1,12 +1,12 @@
 import type { DbTx } from '../../db/index.js';
 import type { DomainEvent } from '../../db/schema/index.js';
-import { presentOffer } from '../booking/offers/offers.schemas.js';
-import type { OutboxConsumer } from '../outbox/outbox.js';
+import { presentAppointment, presentOffer } from '../booking/index.js';
+import type { OutboxConsumer } from '../outbox/index.js';
 import { presentPayment } from '../payments/payments.schemas.js';
-import { presentAppointment } from '../booking/requests/requests.schemas.js';
 import { isSocketId } from './pusher.protocol.js';
 import type { RealtimeHub } from './realtime.hub.js';
-import { findAppointment, findOfferRow, findOfferWithRequest, findPayment } from './realtime.repository.js';
+import { offerRecords } from '../booking/index.js';
+import { findAppointment, findPayment } from './realtime.repository.js';
 
 /** One Pusher event on one channel. */
 export interface ChannelEvent {
@@ -57,9 +57,9 @@ export async function channelEventsOf(db: DbTx, event: DomainEvent): Promise<Cha
       return isId(payload.user_id) ? [{ channel: userChannel(payload.user_id), event: 'notification.created', payload: withoutSocketId(payload) }] : [];
   }
   if (kind === 'offer' && event.subjectType === 'offer') {
-    const row = await findOfferRow(db, event.subjectId);
+    const row = await offerRecords.findOfferRow(db, event.subjectId);
     if (!row) return [];
-    const clientId = isId(payload.client_id) ? payload.client_id : (await findOfferWithRequest(db, event.subjectId))?.request.clientId;
+    const clientId = isId(payload.client_id) ? payload.client_id : (await offerRecords.findOfferWithRequest(db, event.subjectId))?.request.clientId;
     const name = event.type === 'offer.created' ? 'offer.created' : 'offer.updated';
     const resource = presentOffer(row);
     return [clientId, row.offer.prestataireId].filter(isId).map((id) => ({ channel: userChannel(id), event: name, payload: resource }));

@@ -3,7 +3,6 @@ import { eq } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { appointments, type Appointment } from '../../db/schema/index.js';
 
-export { findOfferRow, findOfferWithRequest } from '../booking/offers/offers.repository.js';
 export { findPayment } from '../payments/payments.repository.js';
 
 export async function findAppointment(db: DbTx, id: number): Promise<Appointment | undefined> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RepairProcedure, RepairTask, RepairTime, RepairVehicleProfile } from '../../integrations/repairdata/repairdata.js';
-import { presentRepairVehicle, RepairVehicleResponse } from '../vehicles/vehicles.schemas.js';
+import { presentRepairVehicle, RepairVehicleResponse } from '../vehicles/index.js';
 
 /** Ids and codes of the repair-data source: opaque, but kept to characters safe in a URL path. */
 const sourceCode = (what: string) =>

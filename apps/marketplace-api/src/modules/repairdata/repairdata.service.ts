@@ -1,6 +1,6 @@
 import { AppError } from '@repo/http';
 import type { RepairDataProvider } from '../../integrations/repairdata/repairdata.js';
-import { fromRepairData } from '../vehicles/vehicles.service.js';
+import { fromRepairData } from '../vehicles/index.js';
 
 /**
  * Reads of the repair-data source for signed-in users. "Not found" names what is missing; when a

@@ -5,9 +5,9 @@ import type { ReviewStatus, reviews } from '../../db/schema/index.js';
 import type { Actor, Anonymous } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
 import { transition, type Move } from '../../lib/transitions.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
-import { findVisible } from '../prestataires/prestataires.repository.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
+import { findVisible } from '../prestataires/index.js';
 import * as repo from './reviews.repository.js';
 import type { AdminReviewsQuery, CreateReviewBody, PublicReviewsQuery } from './reviews.schemas.js';
 

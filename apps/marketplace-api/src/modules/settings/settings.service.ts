@@ -2,7 +2,7 @@ import { withTransaction } from '@repo/db';
 import { AppError, type FieldErrors } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Actor } from '../../lib/context.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
 import { readSettings, writeSettings } from './settings.repository.js';
 
 /** Each setting: its default and the whole numbers it may take (DESIGN.md §6). */

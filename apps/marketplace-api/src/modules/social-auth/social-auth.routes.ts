@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from '@repo/http';
 import { envelope, errorResponses } from '@repo/schemas';
 import type { IdentityProvider } from '../../integrations/identity/identity.js';
 import { anonymousOf } from '../../lib/context.js';
-import { AuthPayload, presentUser } from '../user-store/users.schemas.js';
+import { AuthPayload, presentUser } from '../user-store/index.js';
 import { SocialSignInBody } from './social-auth.schemas.js';
 import type { SocialAuthService } from './social-auth.service.js';
 

@@ -13,9 +13,8 @@ import {
 } from '../../integrations/identity/identity.js';
 import type { Anonymous } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import { findUserByEmail, revokeUserSessions } from '../user-store/users.repository.js';
-import type { UsersService } from '../user-store/users.service.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import { userRecords, type UsersService } from '../user-store/index.js';
 import * as repo from './social-auth.repository.js';
 import type { SocialSignInBody } from './social-auth.schemas.js';
 
@@ -75,7 +74,7 @@ export function createSocialAuthService(deps: {
       const dropPassword = current.emailVerifiedAt === null && current.passwordHash !== null;
       const user = await repo.linkSubject(tx, userId, claims.provider, claims.subject, { dropPassword });
       if (!user) throw new ConcurrentChange();
-      if (dropPassword) await revokeUserSessions(tx, userId);
+      if (dropPassword) await userRecords.revokeUserSessions(tx, userId);
       await deps.recorder.record(
         visitor,
         'user.social_linked',
@@ -97,7 +96,7 @@ export function createSocialAuthService(deps: {
       await repo.touchLastLogin(db, known.id);
       return { user: known, created: false };
     }
-    const sameEmail = await findUserByEmail(db, claims.email);
+    const sameEmail = await userRecords.findUserByEmail(db, claims.email);
     if (sameEmail && !sameEmail.deletedAt) {
       ensureActive(sameEmail);
       return { user: await link(visitor, sameEmail.id, claims), created: false };

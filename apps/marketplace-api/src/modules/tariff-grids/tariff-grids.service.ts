@@ -4,7 +4,7 @@ import type { DbTx } from '../../db/index.js';
 import type { TariffGrid, VehicleCategory } from '../../db/schema/index.js';
 import type { Actor } from '../../lib/context.js';
 import { isUniqueViolation } from '../../lib/db-errors.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
 import * as repo from './tariff-grids.repository.js';
 import { presentTariffGrid, type TariffGridBody, type TariffGridPatch } from './tariff-grids.schemas.js';
 

@@ -4,7 +4,7 @@ import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { Lang, Role, User, UserStatus } from '../../db/schema/index.js';
 import type { Actor, Caller, SystemActor } from '../../lib/context.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
 import * as repo from './users.repository.js';
 import { presentUser } from './users.schemas.js';
 

@@ -9,7 +9,7 @@ import {
 } from '../../../db/schema/index.js';
 import { isPublicKey } from '../../../integrations/storage/storage.js';
 import { isCalendarDate } from '../../../lib/time.js';
-import { mediaUrl } from '../../user-store/users.schemas.js';
+import { mediaUrl } from '../../user-store/index.js';
 import type { AppointmentRow, OfferRow, RequestRow } from './admin-views.repository.js';
 
 /** A bound of a range: a calendar day (`2026-11-25`, the platform's time zone) or an instant with its offset. */

@@ -6,11 +6,11 @@ import type { Actor } from '../../../lib/context.js';
 import { isExclusionViolation } from '../../../lib/db-errors.js';
 import { todayIn } from '../../../lib/time.js';
 import { illegalMove, transition, type Move } from '../../../lib/transitions.js';
-import type { ActivityRecorder } from '../../activity-log/activity-log.recorder.js';
+import type { ActivityRecorder } from '../../activity-log/index.js';
+import type { Outbox } from '../../outbox/index.js';
+import type { SettingsService } from '../../settings/index.js';
 import type { AvailabilityService } from '../slots/slots.service.js';
-import type { Outbox } from '../../outbox/outbox.js';
 import { serviceRequestMachine } from '../requests/requests.repository.js';
-import type { SettingsService } from '../../settings/settings.service.js';
 import * as repo from './appointments.repository.js';
 import type { ListAppointmentsQuery, PriceAdjustmentBody } from './appointments.schemas.js';
 

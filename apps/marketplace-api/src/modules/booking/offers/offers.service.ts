@@ -6,8 +6,9 @@ import type { Actor } from '../../../lib/context.js';
 import { isUniqueViolation } from '../../../lib/db-errors.js';
 import { DAY_MS } from '../../../lib/time.js';
 import { illegalMove, transition, type TransitionDeps } from '../../../lib/transitions.js';
-import type { ActivityRecorder } from '../../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../../outbox/outbox.js';
+import type { ActivityRecorder } from '../../activity-log/index.js';
+import type { Outbox } from '../../outbox/index.js';
+import type { SettingsService } from '../../settings/index.js';
 import { insertBooking, refusePendingOffers, requestExpired, type SlotChecker } from '../lifecycle.js';
 import {
   findRequest,
@@ -17,7 +18,6 @@ import {
   serviceRequestMachine,
   visibleTo,
 } from '../requests/requests.repository.js';
-import type { SettingsService } from '../../settings/settings.service.js';
 import * as repo from './offers.repository.js';
 import type { OfferBody } from './offers.schemas.js';
 

@@ -4,8 +4,8 @@ import type { DbTx } from '../../../db/index.js';
 import type { Absence, Closure } from '../../../db/schema/index.js';
 import type { Actor } from '../../../lib/context.js';
 import { todayIn } from '../../../lib/time.js';
-import { userSubject, type ActivityRecorder } from '../../activity-log/activity-log.recorder.js';
-import { lockProfile } from '../../prestataire-profile/prestataire-profile.repository.js';
+import { type ActivityRecorder, userSubject } from '../../activity-log/index.js';
+import { lockProfile } from '../../prestataire-profile/index.js';
 import * as repo from './opening-hours.repository.js';
 import {
   closureRangeErrors,

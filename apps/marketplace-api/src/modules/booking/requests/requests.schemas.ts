@@ -9,7 +9,7 @@ import {
   type ServiceRequestPhoto,
 } from '../../../db/schema/index.js';
 import { OfferResponse } from '../offers/offers.schemas.js';
-import { mediaUrl } from '../../user-store/users.schemas.js';
+import { mediaUrl } from '../../user-store/index.js';
 
 /** An id in a JSON body (an `integer` column). */
 const bodyId = z.number().int().min(1).max(2_147_483_647);

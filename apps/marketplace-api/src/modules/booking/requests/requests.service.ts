@@ -7,10 +7,10 @@ import type { Actor } from '../../../lib/context.js';
 import { DAY_MS } from '../../../lib/time.js';
 import { illegalMove, transition, type TransitionDeps } from '../../../lib/transitions.js';
 import type { UploadedFile } from '../../../lib/uploads.js';
-import type { ActivityRecorder } from '../../activity-log/activity-log.recorder.js';
+import type { ActivityRecorder } from '../../activity-log/index.js';
+import type { Outbox } from '../../outbox/index.js';
+import type { SettingsService } from '../../settings/index.js';
 import { listOffersOf } from '../offers/offers.repository.js';
-import type { Outbox } from '../../outbox/outbox.js';
-import type { SettingsService } from '../../settings/settings.service.js';
 import { insertBooking, refusePendingOffers, requestExpired, type SlotChecker } from '../lifecycle.js';
 import * as repo from './requests.repository.js';
 import type {

@@ -12,7 +12,7 @@ import {
   services,
   users,
 } from '../../../db/schema/index.js';
-import { visiblePrestataire } from '../../prestataires/prestataires.repository.js';
+import { visiblePrestataire } from '../../prestataires/index.js';
 
 /** The time zone of a prestataire the public may see, or undefined. */
 export async function visibleTimezone(db: DbTx, prestataireId: number): Promise<string | undefined> {

@@ -1,7 +1,7 @@
 import { envelope, id, iso } from '@repo/schemas';
 import { z } from 'zod';
 import { isCalendarDate } from '../../../lib/time.js';
-import { PrestataireParams } from '../../prestataires/prestataires.schemas.js';
+import { PrestataireParams } from '../../prestataires/index.js';
 import type { DaySlots } from './slot-grid.js';
 import { SLOT_GRID_MINUTES } from './slot-grid.js';
 

@@ -1,9 +1,9 @@
 import { withTransaction } from '@repo/db';
 import type { DbTx } from '../../../db/index.js';
 import { systemActor } from '../../../lib/context.js';
-import type { ActivityRecorder } from '../../activity-log/activity-log.recorder.js';
-import type { DomainEventInput, Outbox } from '../../outbox/outbox.js';
-import type { SettingsService } from '../../settings/settings.service.js';
+import type { ActivityRecorder } from '../../activity-log/index.js';
+import type { DomainEventInput, Outbox } from '../../outbox/index.js';
+import type { SettingsService } from '../../settings/index.js';
 import * as repo from './timers.repository.js';
 
 export const TIMERS = ['request-expiry', 'offer-expiry', 'auto-complete'] as const;

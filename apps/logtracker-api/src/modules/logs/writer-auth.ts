@@ -1,7 +1,7 @@
 import { requireActor } from '@repo/auth';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { LogWriter } from '../logs/logs.service.js';
-import { presentedIngestKey, type IngestKeysService, type IngestPrincipal } from './ingest-keys.service.js';
+import type { LogWriter } from './logs.service.js';
+import { presentedIngestKey, type IngestKeysService, type IngestPrincipal } from '../ingest-keys/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
