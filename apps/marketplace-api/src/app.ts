@@ -1,11 +1,12 @@
 import multipart from '@fastify/multipart';
 import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
 import { createDatabase, createIdempotencyStore, type DatabaseHandle } from '@repo/db';
 import { AppError, createServer, idempotencyPlugin, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
-import { extensions, migrationsFolder, schema, type Schema } from './db/index.js';
+import { extensions, migrationsFolder, schema, type Db, type Schema } from './db/index.js';
 import { seedReferenceData } from './db/seed/index.js';
 import { createMailer, type Mailer } from './integrations/mail/mailer.js';
 import type { PaymentProcessor } from './integrations/payments/index.js';
@@ -83,48 +84,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
       identify: (request) => app.auth.peekSubject(request),
       countHit: shared.countHit,
     },
-    docs: {
-      title: 'Automotive Services Marketplace API',
-      description:
-        'Vehicle owners post service requests, providers send offers, appointments, payments, reviews and conversations.',
-      version: VERSION,
-      prefix: '/docs',
-      enabled: config.docsEnabled,
-      tags: [
-        { name: 'auth', description: 'Registration, sign-in, e-mail verification and password reset' },
-        { name: 'account', description: 'The signed-in user: profile, photo, devices, language, deletion' },
-        { name: 'catalogue', description: 'Service categories, services and cities' },
-        { name: 'prestataires', description: 'Searching and showing prestataires, favourites' },
-        { name: 'prestataire', description: "A prestataire's own workspace: profile and documents" },
-        { name: 'client', description: "A client's own workspace" },
-        { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
-        { name: 'service-requests', description: 'Service requests: asking for a service on a vehicle, its photos' },
-        { name: 'payments', description: 'Paying appointments, the processor webhook, invoices' },
-        { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
-        { name: 'conversations', description: 'Messages between a client and a prestataire, read receipts, typing, disputes' },
-        { name: 'notifications', description: "The signed-in user's inbox, filled from the marketplace's events (and pushed to its browsers)" },
-        { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
-        { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
-        { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
-        { name: 'media', description: 'Public photos' },
-        { name: 'realtime', description: 'Real-time: the Pusher-protocol WebSocket and its channel authorisation' },
-        { name: 'health', description: 'Health' },
-      ],
-    },
+    docs: { ...API_DOCUMENT, version: VERSION, enabled: config.docsEnabled },
   });
-  await app.register(multipart, {
-    limits: { fileSize: config.storage.maxUploadBytes, files: 10, fields: 30, fieldSize: 64 * 1024, parts: 40 },
-  });
-  // The multipart parser is the whole app's: a route that takes no upload would read a multipart
-  // request as an empty body. It is a wrong content type there (the parser has only recognised it,
-  // nothing of the body is read).
-  app.addHook('preValidation', (request, _reply, done) => {
-    const consumes = (request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes;
-    if (request.isMultipart() && !consumes?.includes('multipart/form-data')) {
-      return done(new AppError('bad_request', 'Unsupported content type; send application/json'));
-    }
-    done();
-  });
+  await registerUploads(app, config);
 
   // Idempotency-Key on every authenticated POST and PATCH (DESIGN.md §10): before the routes, whose
   // options it reads. The caller is the signed-in user; expired keys are deleted every ten minutes.
@@ -140,7 +102,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Built once: every service that records or manages accounts gets these same two.
   const recorder = createActivityRecorder({ db });
   const users = createUsersService({ db, recorder });
-  const { outboxConsumers, lifecycleTimers, broadcasts, payments, reconciliation } = await registerModules(app, {
+  const modules = await registerModules(app, {
     config,
     database,
     db,
@@ -153,10 +115,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     paymentProcessor: overrides.paymentProcessor,
     pushAgent: overrides.pushAgent,
   });
-  registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
-  registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
-  registerMoneyMoves(app, { payments, reconciliation, intervalMs: config.moneyMovesIntervalMs, reconciliationIntervalMinutes: config.reconciliationIntervalMinutes });
-  registerBroadcastDelivery(app, { broadcasts, intervalMs: config.broadcasts.intervalMs });
+  registerJobs(app, config, { db, ...modules });
 
   if (config.seedReferenceData) {
     const seeded = await seedReferenceData(db);
@@ -167,4 +126,58 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     if (created) app.log.info({ email: config.bootstrapAdmin.email }, 'bootstrap administrator created');
   }
   return app;
+}
+
+/** The OpenAPI document's title, description and tags (served at /docs). */
+const API_DOCUMENT = {
+  title: 'Automotive Services Marketplace API',
+  description: 'Vehicle owners post service requests, providers send offers, appointments, payments, reviews and conversations.',
+  prefix: '/docs',
+  tags: [
+    { name: 'auth', description: 'Registration, sign-in, e-mail verification and password reset' },
+    { name: 'account', description: 'The signed-in user: profile, photo, devices, language, deletion' },
+    { name: 'catalogue', description: 'Service categories, services and cities' },
+    { name: 'prestataires', description: 'Searching and showing prestataires, favourites' },
+    { name: 'prestataire', description: "A prestataire's own workspace: profile and documents" },
+    { name: 'client', description: "A client's own workspace" },
+    { name: 'vehicles', description: "A client's garage, and identifying vehicles by plate or VIN" },
+    { name: 'service-requests', description: 'Service requests: asking for a service on a vehicle, its photos' },
+    { name: 'payments', description: 'Paying appointments, the processor webhook, invoices' },
+    { name: 'offers', description: "Prestataires' quotes on service requests; accepting one books the appointment" },
+    { name: 'conversations', description: 'Messages between a client and a prestataire, read receipts, typing, disputes' },
+    { name: 'notifications', description: "The signed-in user's inbox, filled from the marketplace's events (and pushed to its browsers)" },
+    { name: 'repairdata', description: 'Vehicle technical data: profiles, repair tasks, labour times, procedures' },
+    { name: 'admin', description: 'Back office: users, admins, validation, compliance, activity log' },
+    { name: 'appointments', description: 'Appointments: rescheduling, cancellation, start, end, completion, price adjustments' },
+    { name: 'media', description: 'Public photos' },
+    { name: 'realtime', description: 'Real-time: the Pusher-protocol WebSocket and its channel authorisation' },
+    { name: 'health', description: 'Health' },
+  ],
+};
+
+/**
+ * Multipart uploads, with their limits. The multipart parser is the whole app's: a route that takes
+ * no upload would read a multipart request as an empty body. It is a wrong content type there (the
+ * parser has only recognised it, nothing of the body is read).
+ */
+async function registerUploads(app: FastifyInstance, config: Readonly<Config>) {
+  await app.register(multipart, {
+    limits: { fileSize: config.storage.maxUploadBytes, files: 10, fields: 30, fieldSize: 64 * 1024, parts: 40 },
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    const consumes = (request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes;
+    if (request.isMultipart() && !consumes?.includes('multipart/form-data')) {
+      return done(new AppError('bad_request', 'Unsupported content type; send application/json'));
+    }
+    done();
+  });
+}
+
+/** The jobs every instance runs on timers: the outbox's delivery, the lifecycle timers, the money moves, the broadcasts. */
+function registerJobs(app: FastifyInstance, config: Readonly<Config>, parts: { db: Db } & Awaited<ReturnType<typeof registerModules>>) {
+  const { db, outboxConsumers, lifecycleTimers, broadcasts, payments, reconciliation } = parts;
+  registerOutboxDispatch(app, { db, consumers: outboxConsumers, intervalMs: config.outboxIntervalMs });
+  registerLifecycleTimers(app, { timers: lifecycleTimers, intervalSeconds: config.lifecycleTimersIntervalSeconds });
+  registerMoneyMoves(app, { payments, reconciliation, intervalMs: config.moneyMovesIntervalMs, reconciliationIntervalMinutes: config.reconciliationIntervalMinutes });
+  registerBroadcastDelivery(app, { broadcasts, intervalMs: config.broadcasts.intervalMs });
 }

@@ -1,295 +1,145 @@
-import { createOpenAiCompatibleModel } from '@repo/ai';
-import type { CounterSource, LoginThrottle } from '@repo/auth';
-import { createFanout, type DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
-import type { Agent } from 'node:https';
-import type { Config } from '../config.js';
-import type { Db, Schema } from '../db/index.js';
-import { createIdentityVerifiers } from '../integrations/identity/identity.js';
-import { createBuiltinKycVerifier } from '../integrations/kyc/kyc.js';
-import type { Mailer } from '../integrations/mail/mailer.js';
-import { createRepairData } from '../integrations/repairdata/index.js';
-import type { Storage } from '../integrations/storage/storage.js';
+import { createPaymentProcessor } from '../integrations/payments/index.js';
 import { createClock } from '../lib/time.js';
-import { activityLogRoutes, type ActivityRecorder, createActivityLogService } from './activity-log/index.js';
-import { adminServicesRoutes, createAdminServicesService } from './admin-services/index.js';
-import { adminStatsRoutes, createAdminStatsService } from './admin-stats/index.js';
-import { adminsRoutes, adminUsersRoutes, createAdminsService, createAdminUsersService } from './admin-users/index.js';
-import { aiRoutes, createAiService, createSuggestionsService } from './ai/index.js';
-import { authRoutes, createAuthService } from './auth/index.js';
-import { adminLifecycleRoutes, appointmentsRoutes, availabilityRoutes, createAdminLifecycleService, createAppointmentsService, createAvailabilityService, createLifecycleTimersService, createOffersService, createScheduleService, createServiceRequestsService, offersRoutes, scheduleRoutes, serviceRequestsRoutes } from './booking/index.js';
-import { broadcastsRoutes, createBroadcastsService } from './broadcasts/index.js';
-import { catalogueRoutes, createCatalogueService } from './catalogue/index.js';
-import { contentRoutes, createContentService } from './content/index.js';
-import { conversationsRoutes, createConversationsService } from './conversations/index.js';
-import { createEmailChangeService, createEmailVerificationService, createPasswordResetService, emailChangeRoutes, emailVerificationRoutes, passwordResetRoutes } from './email-codes/index.js';
-import { createGalleryService, galleryRoutes } from './gallery/index.js';
-import { createKycService, kycRoutes } from './identity-check/index.js';
-import { createLaborService, laborRoutes } from './labor/index.js';
-import { mediaRoutes } from './media/index.js';
-import { accountRoutes, createAccountService } from './my-account/index.js';
-import { createNotificationsConsumer, createNotificationsService, createWebPushConsumer, notificationsRoutes } from './notifications/index.js';
-import { createOutbox, type OutboxConsumer } from './outbox/index.js';
-import { createPrestataireDashboardService, createPrestataireHomeService, prestataireDashboardRoutes, prestataireHomeRoutes } from './prestataire-dashboard/index.js';
-import { createPrestataireProfileService, prestataireProfileRoutes } from './prestataire-profile/index.js';
-import { createPrestataireServicesService, prestataireServicesRoutes } from './prestataire-services/index.js';
-import { adminPrestatairesRoutes, complianceRoutes, createAdminPrestatairesService, createComplianceService, createDocumentsService, documentsRoutes } from './prestataire-vetting/index.js';
-import { createPrestatairesService, prestatairesRoutes } from './prestataires/index.js';
-import { broadcastingAuthRoutes, createRealtimeConsumer, createRealtimeHub, createRealtimeService, isConversationParty, pusherSocketRoutes } from './realtime/index.js';
-import { createRepairDataService, repairDataRoutes } from './repairdata/index.js';
-import { createReviewsService, reviewsRoutes } from './reviews/index.js';
-import { createSettingsService, settingsRoutes } from './settings/index.js';
-import { createSocialAuthService, socialAuthRoutes } from './social-auth/index.js';
-import { createTariffGridsService, tariffGridsRoutes } from './tariff-grids/index.js';
-import type { UsersService } from './user-store/index.js';
-import { createVehiclesService, vehiclesRoutes } from './vehicles/index.js';
-import { createWebPushSender } from '../integrations/push/push.js';
-import { createPaymentProcessor, type PaymentProcessor } from '../integrations/payments/index.js';
+import { activityLogModule } from './activity-log/index.js';
+import { adminServicesModule } from './admin-services/index.js';
+import { adminStatsModule } from './admin-stats/index.js';
+import { adminUsersModule } from './admin-users/index.js';
+import { aiModule } from './ai/index.js';
+import { authModule } from './auth/index.js';
+import { bookingModule } from './booking/index.js';
+import { broadcastsModule } from './broadcasts/index.js';
+import { catalogueModule } from './catalogue/index.js';
+import { contentModule } from './content/index.js';
+import type { ModuleContext, ModuleDeps } from './context.js';
+import { conversationsModule } from './conversations/index.js';
+import { emailCodesModule } from './email-codes/index.js';
+import { galleryModule } from './gallery/index.js';
+import { identityCheckModule } from './identity-check/index.js';
+import { laborModule } from './labor/index.js';
+import { mediaModule } from './media/index.js';
+import { myAccountModule } from './my-account/index.js';
+import { notificationsModule } from './notifications/index.js';
+import { createOutbox } from './outbox/index.js';
 import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
 import { paymentsRoutes } from './payments/payments.routes.js';
-import { createPaymentsService, type PaymentsService } from './payments/payments.service.js';
-import { createReconciliation, type Reconciliation } from './payments/reconciliation.service.js';
+import { createPaymentsService } from './payments/payments.service.js';
+import { createReconciliation } from './payments/reconciliation.service.js';
+import { prestataireDashboardModule } from './prestataire-dashboard/index.js';
+import { prestataireProfileModule } from './prestataire-profile/index.js';
+import { prestataireServicesModule } from './prestataire-services/index.js';
+import { prestataireVettingModule } from './prestataire-vetting/index.js';
+import { prestatairesModule } from './prestataires/index.js';
+import { realtimeModule } from './realtime/index.js';
+import { repairDataModule } from './repairdata/index.js';
+import { reviewsModule } from './reviews/index.js';
+import { createSettingsService, settingsModule } from './settings/index.js';
+import { socialAuthModule } from './social-auth/index.js';
+import { tariffGridsModule } from './tariff-grids/index.js';
+import { vehiclesModule } from './vehicles/index.js';
+
+export type { ModuleDeps } from './context.js';
 
 export const VERSION = '1.0.0';
 
-/** What the modules are built from; each module's services are created from these in `registerModules`. */
-export interface ModuleDeps {
-  config: Readonly<Config>;
-  database: DatabaseHandle<Schema>;
-  db: Db;
-  users: UsersService;
-  /** The one writer of the activity log. */
-  recorder: ActivityRecorder;
-  mailer: Mailer;
-  storage: Storage;
-  throttle: LoginThrottle;
-  /** Counters every instance shares (RATE_LIMIT_STORE), for the e-mail send limits; in memory when absent. */
-  counters?: CounterSource;
-  /** The payment processor (tests pass the built-in one they drive); built from the config otherwise. */
-  paymentProcessor?: PaymentProcessor;
-  /** The HTTPS agent of web push (tests trust their local push service with it). */
-  pushAgent?: Agent;
+/**
+ * Payments: paying an appointment, the processor's webhook, transfers on completion, refunds, the
+ * prestataire's connected account and payouts, invoices; the money moves' worker and the
+ * reconciliation run as jobs (app.ts). Stripe when configured, the built-in processor otherwise.
+ */
+function paymentsModule(ctx: ModuleContext) {
+  const { db, recorder, outbox, config, app } = ctx;
+  const processor = ctx.paymentProcessor ?? createPaymentProcessor(config);
+  const payments = createPaymentsService({
+    db,
+    recorder,
+    outbox,
+    processor,
+    config: {
+      returnUrl: config.payments.returnUrl,
+      refreshUrl: config.payments.refreshUrl,
+      vatPercent: config.payments.vatPercent,
+      timeZone: config.platformTimeZone,
+    },
+    log: app.log,
+  });
+  ctx.consumers.push(paymentsOutboxConsumer({ payments }));
+  const reconciliation = createReconciliation({ db, processor, log: app.log });
+  return { payments, reconciliation, routes: paymentsRoutes({ payments, reconciliation, timeZone: config.platformTimeZone }) };
 }
 
-/** Wires services to their dependencies and mounts every module under `/api/v1`. */
+/**
+ * Builds every module from the app's parts, in the order their dependencies ask (a module takes
+ * the services of those before it), and mounts their routes under `/api/v1`.
+ */
 export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
-  // One instance, so its per-address send limit counts every route that sends a verification e-mail.
-  const { db, users, recorder } = deps;
-  // The one writer of domain events: every state move publishes through it, in its own transaction.
-  const outbox = createOutbox({ db });
-  // The platform settings, one instance: the modules whose rules depend on them take it.
-  const settings = createSettingsService({ db, recorder });
-  // The readers of the outbox (notifications, real-time, payments…): each module that reacts to
-  // domain events adds its consumer here; app.ts delivers the outbox to them on a timer.
-  const outboxConsumers: OutboxConsumer[] = [];
-  // Free time and slots: the public pages read it, and every booking checks its slot with it.
-  const availability = createAvailabilityService({ db });
-  // Real-time (DESIGN.md §8): the Pusher-protocol socket at /app/{key}, fed by the outbox through a
-  // fan-out that reaches every instance's subscribers (LISTEN/NOTIFY; within the process on PGlite).
-  const { pusher } = deps.config;
-  const realtimeFanout = createFanout(deps.database, {
-    channel: 'realtime',
-    onError: (error) => app.log.warn({ err: error }, 'real-time fan-out: a message was not delivered'),
-  });
-  const realtimeHub = createRealtimeHub({ fanout: realtimeFanout, options: pusher, log: app.log });
-  app.addHook('onReady', () => realtimeFanout.start());
-  app.addHook('onClose', async () => {
-    realtimeHub.close();
-    await realtimeFanout.close();
-  });
-  outboxConsumers.push(createRealtimeConsumer({ hub: realtimeHub }));
-  await app.register(pusherSocketRoutes({ hub: realtimeHub }));
-  // Stripe when configured, the built-in processor otherwise; a test may hand its own.
-  const paymentProcessor = deps.paymentProcessor ?? createPaymentProcessor(deps.config);
-  const mailLinks = { db, mailer: deps.mailer, appUrl: deps.config.appUrl, recorder, counters: deps.counters };
-  const emailChange = createEmailChangeService(mailLinks);
-  const emailVerification = createEmailVerificationService({ ...mailLinks, emailChange });
-  const authService = createAuthService({
-    db,
-    users,
-    throttle: deps.throttle,
-    sessions: app.auth.store,
-    mailer: deps.mailer,
-    emailVerification,
-    recorder,
-  });
-  const accountService = createAccountService({
-    db,
-    users,
-    auth: authService,
-    storage: deps.storage,
-    mailer: deps.mailer,
-    emailChange,
-    recorder,
-    log: app.log,
-  });
-  // The platform's calendar: "today" for expiry dates and ages (PLATFORM_TIME_ZONE).
-  const clock = createClock(deps.config.platformTimeZone);
-  const tariffGrids = createTariffGridsService({ db, recorder });
-  const activityLog = createActivityLogService({ db });
-  // One repair-data source for the app: the vendor's API behind the database cache, or the bundled dataset.
-  const repairData = createRepairData(deps.config, { db, log: app.log });
-  const { ai: aiConfig } = deps.config;
-  const ai = createAiService({
-    db,
-    model: aiConfig.url
-      ? createOpenAiCompatibleModel({ url: aiConfig.url, apiKey: aiConfig.apiKey, model: aiConfig.model, timeoutMs: aiConfig.timeoutMs })
-      : undefined,
-    cacheTtlHours: aiConfig.cacheTtlHours,
-    log: app.log,
-  });
-  // Appointments and the lifecycle timers (request and offer expiry, auto-completion).
-  const appointments = createAppointmentsService({ db, recorder, outbox, settings, availability });
-  const lifecycleTimers = createLifecycleTimersService({ db, recorder, outbox, settings });
-  let paymentsService: PaymentsService | undefined;
-  let reconciliationService: Reconciliation | undefined;
-  // Broadcasts from the back office: the routes queue them, the job (jobs/broadcasts.ts) sends them in batches.
-  const broadcasts = createBroadcastsService({
-    db,
-    recorder,
-    mailer: deps.mailer,
-    push: deps.config.push.vapid ? createWebPushSender({ vapid: deps.config.push.vapid, agent: deps.pushAgent }) : undefined,
-    batchSize: deps.config.broadcasts.batchSize,
-    log: app.log,
-  });
+  const { db, recorder, config } = deps;
+  const ctx: ModuleContext = {
+    ...deps,
+    app,
+    outbox: createOutbox({ db }),
+    settings: createSettingsService({ db, recorder }),
+    clock: createClock(config.platformTimeZone),
+    consumers: [],
+  };
+  const realtime = realtimeModule(ctx);
+  const emailCodes = emailCodesModule(ctx);
+  const auth = authModule(ctx, emailCodes);
+  const repairData = repairDataModule(ctx);
+  const tariffGrids = tariffGridsModule(ctx);
+  const ai = aiModule(ctx, repairData);
+  const activityLog = activityLogModule(ctx);
+  const booking = bookingModule(ctx);
+  const payments = paymentsModule(ctx);
+  const broadcasts = broadcastsModule(ctx);
+  const mounted = [
+    { routes: healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping, schemaStatus: deps.database.schemaStatus }) },
+    mediaModule(ctx),
+    auth,
+    emailCodes,
+    socialAuthModule(ctx),
+    myAccountModule(ctx, { auth: auth.auth, emailChange: emailCodes.emailChange }),
+    identityCheckModule(ctx),
+    prestataireProfileModule(ctx),
+    catalogueModule(ctx),
+    prestatairesModule(ctx),
+    vehiclesModule(ctx, repairData),
+    repairData,
+    laborModule(ctx, { repairData: repairData.repairData, tariffGrids: tariffGrids.tariffGrids, ai: ai.ai }),
+    ai,
+    prestataireVettingModule(ctx),
+    adminUsersModule(ctx, { emailVerification: emailCodes.emailVerification, activityLog: activityLog.activityLog }),
+    activityLog,
+    tariffGrids,
+    prestataireServicesModule(ctx),
+    galleryModule(ctx),
+    booking,
+    adminServicesModule(ctx),
+    settingsModule(ctx),
+    prestataireDashboardModule(ctx),
+    realtime,
+    payments,
+    conversationsModule(ctx, { refunds: payments.payments }),
+    notificationsModule(ctx),
+    reviewsModule(ctx),
+    contentModule(ctx),
+    broadcasts,
+    adminStatsModule(ctx),
+  ];
+  // The Pusher-protocol socket lives at the root (/app/{key}), as Pusher clients expect.
+  await app.register(realtime.socket);
   await app.register(
     async (api) => {
-      await api.register(healthRoutes({ version: VERSION, driver: deps.database.driver, ping: deps.database.ping, schemaStatus: deps.database.schemaStatus }));
-      await api.register(mediaRoutes({ storage: deps.storage }));
-      // Accounts and sign-in
-      await api.register(authRoutes({ auth: authService }));
-      await api.register(emailVerificationRoutes({ emailVerification }));
-      await api.register(emailChangeRoutes({ emailChange }));
-      await api.register(passwordResetRoutes({ passwordReset: createPasswordResetService(mailLinks) }));
-      await api.register(
-        socialAuthRoutes({
-          socialAuth: createSocialAuthService({
-            db,
-            users,
-            verifiers: createIdentityVerifiers(deps.config.social),
-            recorder,
-            log: app.log,
-          }),
-        }),
-      );
-      await api.register(accountRoutes({ account: accountService }));
-      await api.register(
-        kycRoutes({ kyc: createKycService({ db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock, recorder }) }),
-      );
-      await api.register(prestataireProfileRoutes({ prestataireProfile: createPrestataireProfileService({ db, recorder }) }));
-      // Catalogue and discovery
-      await api.register(catalogueRoutes({ catalogue: createCatalogueService({ db }) }));
-      await api.register(prestatairesRoutes({ prestataires: createPrestatairesService({ db }) }));
-      await api.register(availabilityRoutes({ availability }));
-      // Vehicles, repair data, estimates, AI
-      await api.register(vehiclesRoutes({ vehicles: createVehiclesService({ db, repairData }) }));
-      await api.register(repairDataRoutes({ repairData: createRepairDataService({ repairData }) }));
-      await api.register(laborRoutes({ labor: createLaborService({ db, repairData, tariffGrids, ai }) }));
-      await api.register(
-        aiRoutes({
-          ai,
-          suggestions: createSuggestionsService({ db, ai, repairData }),
-          modelName: aiConfig.url ? aiConfig.model : 'builtin',
-        }),
-      );
-      // Onboarding, compliance and administration
-      await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage: deps.storage, clock, recorder }) }));
-      await api.register(
-        adminPrestatairesRoutes({
-          adminPrestataires: createAdminPrestatairesService({ db, mailer: deps.mailer, clock, recorder, outbox }),
-        }),
-      );
-      await api.register(complianceRoutes({ compliance: createComplianceService({ db, mailer: deps.mailer, clock, recorder, outbox }) }));
-      await api.register(
-        adminUsersRoutes({
-          adminUsers: createAdminUsersService({
-            db,
-            mailer: deps.mailer,
-            appUrl: deps.config.appUrl,
-            sessionTtlDays: deps.config.auth.tokenTtlDays,
-            users,
-            emailVerification,
-            activityLog,
-            recorder,
-          }),
-        }),
-      );
-      await api.register(adminsRoutes({ admins: createAdminsService({ db, users, recorder }) }));
-      await api.register(activityLogRoutes({ activityLog }));
-      await api.register(tariffGridsRoutes({ tariffGrids }));
-      // The prestataire's workspace: services offered, gallery, weekly hours, absences and closures
-      await api.register(prestataireServicesRoutes({ prestataireServices: createPrestataireServicesService({ db, recorder }) }));
-      await api.register(galleryRoutes({ gallery: createGalleryService({ db, storage: deps.storage, recorder, log: app.log }) }));
-      await api.register(scheduleRoutes({ schedule: createScheduleService({ db, recorder }) }));
-      // Service requests and offers: clients ask, prestataires quote or accept, an accepted offer books the appointment.
-      {
-        const lifecycle = { db, recorder, outbox, settings, availability };
-        await api.register(serviceRequestsRoutes({ serviceRequests: createServiceRequestsService({ ...lifecycle, storage: deps.storage }) }));
-        await api.register(offersRoutes({ offers: createOffersService(lifecycle) }));
-      }
-      // Admin catalogue, settings and lifecycle reads; the prestataire's home and agenda
-      await api.register(adminServicesRoutes({ adminServices: createAdminServicesService({ db, recorder }) }));
-      await api.register(settingsRoutes({ settings }));
-      await api.register(adminLifecycleRoutes({ adminLifecycle: createAdminLifecycleService({ db, clock }) }));
-      await api.register(prestataireHomeRoutes({ prestataireHome: createPrestataireHomeService({ db }) }));
-      // Real-time: signatures for the private channels a user may join
-      await api.register(
-        broadcastingAuthRoutes({
-          realtime: createRealtimeService({
-            key: pusher.key,
-            secret: pusher.secret,
-            isParty: (userId, conversationId) => isConversationParty(db, userId, conversationId),
-          }),
-        }),
-      );
-      // Appointments
-      await api.register(appointmentsRoutes({ appointments }));
-      // Payments: paying an appointment, the processor's webhook, transfers on completion, refunds,
-      // the prestataire's connected account and payouts, invoices. A conversation's dispute holds
-      // the transfer (through the outbox); its resolution refunds what an administrator decided.
-      const { payments: paymentsConfig } = deps.config;
-      const payments = createPaymentsService({
-        db,
-        recorder,
-        outbox,
-        processor: paymentProcessor,
-        config: {
-          returnUrl: paymentsConfig.returnUrl,
-          refreshUrl: paymentsConfig.refreshUrl,
-          vatPercent: paymentsConfig.vatPercent,
-          timeZone: deps.config.platformTimeZone,
-        },
-        log: app.log,
-      });
-      paymentsService = payments;
-      outboxConsumers.push(paymentsOutboxConsumer({ payments }));
-      reconciliationService = createReconciliation({ db, processor: paymentProcessor, log: app.log });
-      await api.register(paymentsRoutes({ payments, reconciliation: reconciliationService, timeZone: deps.config.platformTimeZone }));
-      // Conversations, disputes and notifications: the inbox is filled from the outbox's domain
-      // events (in the user's language), then each new notification is pushed to the user's browsers
-      // when VAPID keys are configured.
-      {
-        await api.register(conversationsRoutes({ conversations: createConversationsService({ db, recorder, outbox, refunds: payments }) }));
-        await api.register(notificationsRoutes({ notifications: createNotificationsService({ db }) }));
-        outboxConsumers.push(createNotificationsConsumer({ outbox }));
-        const { vapid } = deps.config.push;
-        if (vapid) outboxConsumers.push(createWebPushConsumer({ sender: createWebPushSender({ vapid, agent: deps.pushAgent }), log: app.log }));
-      }
-      // Reviews: a client reviews its completed appointment, administrators moderate, the public reads
-      // the approved ones; each moderation move recomputes the prestataire's rating that search sorts by.
-      await api.register(reviewsRoutes({ reviews: createReviewsService({ db, recorder, outbox }) }));
-      // Editorial content (versioned by administrators, the latest public) and broadcasts with their progress.
-      await api.register(contentRoutes({ content: createContentService({ db, recorder }) }));
-      await api.register(broadcastsRoutes({ broadcasts }));
-      // Dashboards, statistics and exports: the administrators' (platform time zone) and each
-      // prestataire's own (its time zone); read-only, aggregated in SQL.
-      {
-        await api.register(adminStatsRoutes({ adminStats: createAdminStatsService({ db, clock }) }));
-        await api.register(prestataireDashboardRoutes({ prestataireDashboard: createPrestataireDashboardService({ db }) }));
-      }
+      for (const module of mounted) await api.register(module.routes);
     },
     { prefix: '/api/v1' },
   );
-  return { outboxConsumers, lifecycleTimers, broadcasts, payments: paymentsService!, reconciliation: reconciliationService! };
+  return {
+    outboxConsumers: ctx.consumers,
+    lifecycleTimers: booking.lifecycleTimers,
+    broadcasts: broadcasts.broadcasts,
+    payments: payments.payments,
+    reconciliation: payments.reconciliation,
+  };
 }

@@ -2,8 +2,8 @@
  * The user store's public entry: the users and their one-time tokens, which the account modules
  * (auth, my account, email codes, admin users) read and change inside their own transactions.
  */
-import { emailTakenByAnother, findProfile, findUserByEmail, findUserById, revokeUserSessions, sessionStartedAt, updateUser } from './users.repository.js';
 import { attemptCode, deleteTokens, findLiveToken, findLiveTokenByHash, issueToken, redeemEmailTokenByHash, redeemTokenByHash } from './user-tokens.repository.js';
+import { emailTakenByAnother, findProfile, findUserByEmail, findUserById, revokeUserSessions, sessionStartedAt, updateUser } from './users.repository.js';
 
 export { accountSessions } from './users.repository.js';
 export { AuthPayload, mediaUrl, presentUser, UserResponse } from './users.schemas.js';
