@@ -1,4 +1,5 @@
 import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
 import { createDatabase, createFanout, createIdempotencyStore, type DatabaseHandle } from '@repo/db';
 import { createServer, idempotencyPlugin, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
@@ -8,10 +9,10 @@ import { registerAlerting } from './jobs/alerting.js';
 import { registerLogStatistics } from './jobs/log-statistics.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
-import { createWebhookGuard, type ResolveHost } from './modules/alerts/index.js';
+import { createWebhookGuard, type ResolveHost, type WebhookGuard } from './modules/alerts/index.js';
 import { accountSessions } from './modules/auth/index.js';
 import { createIngestKeysService } from './modules/ingest-keys/index.js';
-import { createLogEvents } from './modules/logs/index.js';
+import { createLogEvents, type LogEvents } from './modules/logs/index.js';
 import { createProjectAccess } from './modules/projects/index.js';
 import { registerModules, VERSION } from './modules/index.js';
 
@@ -83,28 +84,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
       // by its hash so no one can spend another's.
       tier: (request) => ingestKeys.rateLimitTier(request, config.ingestRateLimit),
     },
-    docs: {
-      title: 'Log Tracker API',
-      description: 'Collects application logs per project, filters, searches and analyses them.',
-      version: VERSION,
-      prefix: '/docs',
-      enabled: config.docsEnabled,
-      tags: [
-        { name: 'auth', description: 'Accounts and sessions' },
-        { name: 'projects', description: 'Projects and their members' },
-        { name: 'logs', description: 'Submitting and reading logs' },
-        { name: 'stats', description: 'Statistics' },
-        { name: 'config', description: 'Per-project configuration' },
-        { name: 'alerts', description: 'Alerts raised by log thresholds and their deliveries' },
-        { name: 'analysis', description: 'Log patterns, anomalies and error-rate changes mined from a range' },
-        { name: 'ingest keys', description: 'Ingest-only credentials for CI pipelines' },
-        { name: 'otlp', description: 'OpenTelemetry logs receiver' },
-        { name: 'health', description: 'Health' },
-      ],
-      securitySchemes: {
-        ingestKey: { type: 'apiKey', in: 'header', name: 'X-Ingest-Key', description: 'A project ingest key (`ltk_…`); also accepted as a bearer token' },
-      },
-    },
+    docs: { ...API_DOCUMENT, version: VERSION, enabled: config.docsEnabled },
   });
   // Idempotency-Key on every authenticated POST and PATCH (DESIGN.md §10): before the routes, whose
   // options it reads. The caller is an ingest key (log submission, OTLP) or the signed-in user; a
@@ -134,10 +114,40 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     ingestKeys,
     webhookGuard,
   });
+  registerJobs(app, config, { database, events, webhookGuard });
+  return app;
+}
+
+/** The OpenAPI document's title, description, tags and the ingest key's scheme (served at /docs). */
+const API_DOCUMENT = {
+  title: 'Log Tracker API',
+  description: 'Collects application logs per project, filters, searches and analyses them.',
+  prefix: '/docs',
+  tags: [
+    { name: 'auth', description: 'Accounts and sessions' },
+    { name: 'projects', description: 'Projects and their members' },
+    { name: 'logs', description: 'Submitting and reading logs' },
+    { name: 'stats', description: 'Statistics' },
+    { name: 'config', description: 'Per-project configuration' },
+    { name: 'alerts', description: 'Alerts raised by log thresholds and their deliveries' },
+    { name: 'analysis', description: 'Log patterns, anomalies and error-rate changes mined from a range' },
+    { name: 'ingest keys', description: 'Ingest-only credentials for CI pipelines' },
+    { name: 'otlp', description: 'OpenTelemetry logs receiver' },
+    { name: 'health', description: 'Health' },
+  ],
+  securitySchemes: {
+    ingestKey: { type: 'apiKey' as const, in: 'header' as const, name: 'X-Ingest-Key', description: 'A project ingest key (`ltk_…`); also accepted as a bearer token' },
+  },
+};
+
+/** The jobs: alerting; retention and maintenance on one instance at a time (an advisory lock: database.exclusive); statistics. */
+function registerJobs(
+  app: FastifyInstance,
+  config: Readonly<Config>,
+  { database, events, webhookGuard }: { database: DatabaseHandle<Schema>; events: LogEvents; webhookGuard: WebhookGuard },
+) {
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
-  // Retention and maintenance run on one instance at a time (an advisory lock: database.exclusive).
   registerRetention(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   registerLogStatistics(app, { db: database.customPlanDb, events });
-  return app;
 }

@@ -149,6 +149,52 @@ export interface Config extends CommonConfig {
 export function loadConfig(source: Record<string, string | undefined> = process.env): Readonly<Config> {
   const parsed = parseEnv(schema, source);
   const common = buildCommonConfig(parsed, { appName: 'marketplace-api', port: parsed.PORT });
+  checkCombinations(parsed);
+  const appUrl = parsed.APP_URL.replace(/\/+$/, '');
+  // With an in-memory database there is no data directory; files then go to a per-process
+  // directory under the system's temporary folder unless STORAGE_DIR says otherwise.
+  const dataDir = common.database.dataDir;
+  const storageDir = parsed.STORAGE_DIR ?? (dataDir.startsWith('memory://') ? '' : join(dataDir, 'uploads'));
+  return Object.freeze({
+    ...common,
+    migrateOnStart: parsed.MIGRATE_ON_START,
+    appUrl,
+    mail: { smtpUrl: parsed.SMTP_URL, from: parsed.MAIL_FROM },
+    social: {
+      google: { clientIds: parsed.GOOGLE_CLIENT_IDS, jwksUrl: parsed.GOOGLE_JWKS_URL },
+      apple: { clientIds: parsed.APPLE_CLIENT_IDS, jwksUrl: parsed.APPLE_JWKS_URL },
+    },
+    bootstrapAdmin:
+      parsed.BOOTSTRAP_ADMIN_EMAIL && parsed.BOOTSTRAP_ADMIN_PASSWORD
+        ? { email: parsed.BOOTSTRAP_ADMIN_EMAIL, password: parsed.BOOTSTRAP_ADMIN_PASSWORD }
+        : undefined,
+    storage: { dir: storageDir, maxUploadBytes: parsed.UPLOAD_MAX_BYTES },
+    seedReferenceData: parsed.SEED_REFERENCE_DATA ?? parsed.NODE_ENV !== 'test',
+    ...integrations(parsed),
+    platformTimeZone: parsed.PLATFORM_TIME_ZONE,
+    outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
+    moneyMovesIntervalMs: parsed.MONEY_MOVES_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 1000),
+    reconciliationIntervalMinutes: parsed.RECONCILIATION_INTERVAL_MINUTES ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
+    idempotencyKeyTtlHours: parsed.IDEMPOTENCY_KEY_TTL_HOURS,
+    pusher: {
+      appId: parsed.PUSHER_APP_ID,
+      key: parsed.PUSHER_APP_KEY,
+      secret: parsed.PUSHER_APP_SECRET ?? createHmac('sha256', common.auth.jwtSecret).update('pusher-app-secret').digest('hex'),
+      activityTimeoutSeconds: parsed.PUSHER_ACTIVITY_TIMEOUT,
+    },
+    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
+    ...paymentsAndPush(parsed, appUrl),
+    broadcasts: {
+      intervalMs: parsed.BROADCAST_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 2000),
+      batchSize: parsed.BROADCAST_BATCH_SIZE,
+    },
+  });
+}
+
+type Parsed = ReturnType<typeof parseEnv<typeof schema>>;
+
+/** The settings that only make sense together (or not at all). */
+function checkCombinations(parsed: Parsed) {
   if (parsed.NODE_ENV === 'production' && !parsed.SMTP_URL) {
     // The built-in mailer only keeps messages in the outbox table: in production reset links and
     // codes would reach nobody (and must never be read from a log instead).
@@ -161,30 +207,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // Without it no webhook could be verified, and the webhook is the source of truth of payments.
     throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY');
   }
-  const appUrl = parsed.APP_URL.replace(/\/+$/, '');
   const vapid = [parsed.VAPID_PUBLIC_KEY, parsed.VAPID_PRIVATE_KEY, parsed.VAPID_SUBJECT];
   if (vapid.some(Boolean) && !vapid.every(Boolean)) {
     throw new ConfigError('Invalid configuration:\n  VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT: set all three or none');
   }
-  // With an in-memory database there is no data directory; files then go to a per-process
-  // directory under the system's temporary folder unless STORAGE_DIR says otherwise.
-  const dataDir = common.database.dataDir;
-  const storageDir = parsed.STORAGE_DIR ?? (dataDir.startsWith('memory://') ? '' : join(dataDir, 'uploads'));
-  return Object.freeze({
-    ...common,
-    migrateOnStart: parsed.MIGRATE_ON_START,
-    appUrl: parsed.APP_URL.replace(/\/+$/, ''),
-    mail: { smtpUrl: parsed.SMTP_URL, from: parsed.MAIL_FROM },
-    social: {
-      google: { clientIds: parsed.GOOGLE_CLIENT_IDS, jwksUrl: parsed.GOOGLE_JWKS_URL },
-      apple: { clientIds: parsed.APPLE_CLIENT_IDS, jwksUrl: parsed.APPLE_JWKS_URL },
-    },
-    bootstrapAdmin:
-      parsed.BOOTSTRAP_ADMIN_EMAIL && parsed.BOOTSTRAP_ADMIN_PASSWORD
-        ? { email: parsed.BOOTSTRAP_ADMIN_EMAIL, password: parsed.BOOTSTRAP_ADMIN_PASSWORD }
-        : undefined,
-    storage: { dir: storageDir, maxUploadBytes: parsed.UPLOAD_MAX_BYTES },
-    seedReferenceData: parsed.SEED_REFERENCE_DATA ?? parsed.NODE_ENV !== 'test',
+}
+
+/** The repair-data vendor and the AI model. */
+function integrations(parsed: Parsed): Pick<Config, 'repairData' | 'ai'> {
+  return {
     repairData: {
       url: parsed.REPAIRDATA_URL?.replace(/\/+$/, ''),
       apiKey: parsed.REPAIRDATA_API_KEY,
@@ -202,18 +233,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       timeoutMs: parsed.AI_TIMEOUT_MS,
       cacheTtlHours: parsed.AI_CACHE_TTL_HOURS,
     },
-    platformTimeZone: parsed.PLATFORM_TIME_ZONE,
-    outboxIntervalMs: parsed.OUTBOX_INTERVAL_MS,
-    moneyMovesIntervalMs: parsed.MONEY_MOVES_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 1000),
-    reconciliationIntervalMinutes: parsed.RECONCILIATION_INTERVAL_MINUTES ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
-    idempotencyKeyTtlHours: parsed.IDEMPOTENCY_KEY_TTL_HOURS,
-    pusher: {
-      appId: parsed.PUSHER_APP_ID,
-      key: parsed.PUSHER_APP_KEY,
-      secret: parsed.PUSHER_APP_SECRET ?? createHmac('sha256', common.auth.jwtSecret).update('pusher-app-secret').digest('hex'),
-      activityTimeoutSeconds: parsed.PUSHER_ACTIVITY_TIMEOUT,
-    },
-    lifecycleTimersIntervalSeconds: parsed.LIFECYCLE_TIMERS_INTERVAL_SECONDS ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
+  };
+}
+
+/** The payment processor, invoices, and web push. */
+function paymentsAndPush(parsed: Parsed, appUrl: string): Pick<Config, 'payments' | 'push'> {
+  return {
     payments: {
       stripe: parsed.STRIPE_SECRET_KEY
         ? {
@@ -232,9 +257,5 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           ? { publicKey: parsed.VAPID_PUBLIC_KEY, privateKey: parsed.VAPID_PRIVATE_KEY, subject: parsed.VAPID_SUBJECT }
           : undefined,
     },
-    broadcasts: {
-      intervalMs: parsed.BROADCAST_INTERVAL_MS ?? (parsed.NODE_ENV === 'test' ? 0 : 2000),
-      batchSize: parsed.BROADCAST_BATCH_SIZE,
-    },
-  });
+  };
 }

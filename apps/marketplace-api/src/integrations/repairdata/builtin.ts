@@ -152,9 +152,8 @@ function parse<T>(schema: z.ZodType<T>, name: string): T {
   return result.data;
 }
 
-/** Resolves the three files into per-vehicle tables; any inconsistency between them is a bug in the data. */
-function buildDataset(tasksData: TasksData, vehiclesData: VehiclesData, proceduresData: ProceduresData): Dataset {
-  const problems: string[] = [];
+/** Checks the task catalogue and the procedures against each other; answers the task codes. */
+function checkTasks(tasksData: TasksData, proceduresData: ProceduresData, problems: string[]): Set<string> {
   const systemNames = new Map(tasksData.systems.map((s) => [s.code, s.name]));
   const taskCodes = new Set(tasksData.tasks.map((t) => t.code));
   if (taskCodes.size !== tasksData.tasks.length) problems.push('duplicate task codes');
@@ -167,6 +166,30 @@ function buildDataset(tasksData: TasksData, vehiclesData: VehiclesData, procedur
   for (const system of Object.keys(proceduresData.systems)) {
     if (!systemNames.has(system)) problems.push(`procedures: unknown system ${system}`);
   }
+  return taskCodes;
+}
+
+/** A vehicle's maintenance schedule: the defaults of its fuel and features, then its own. */
+function serviceIntervalsOf(v: VehiclesData['vehicles'][number], features: Set<string>, brakeFluidMonths: number) {
+  const intervals: Partial<Record<ServiceItem, [number | null, number | null]>> = {
+    ...(v.fuel !== 'electric' ? { oil: [20000, 12], air_filter: [60000, 48], coolant: [160000, 60] } : {}),
+    ...(['petrol', 'hybrid', 'lpg'].includes(v.fuel) ? { spark_plugs: [60000, 72] } : {}),
+    ...(v.fuel === 'diesel' ? { fuel_filter: [60000, 48] } : {}),
+    ...(features.has('high_voltage') ? { hv_battery_check: [null, 12] } : {}),
+    cabin_filter: [30000, 24],
+    ...v.service,
+  };
+  const serviceIntervals: RepairVehicleProfile['serviceIntervals'] = (Object.keys(SERVICE_ITEMS) as ServiceItem[])
+    .filter((item) => intervals[item])
+    .map((item) => ({ description: SERVICE_ITEMS[item], km: intervals[item]![0], months: intervals[item]![1] }));
+  serviceIntervals.push({ description: 'Brake fluid', km: null, months: brakeFluidMonths });
+  return serviceIntervals;
+}
+
+/** Resolves the three files into per-vehicle tables; any inconsistency between them is a bug in the data. */
+function buildDataset(tasksData: TasksData, vehiclesData: VehiclesData, proceduresData: ProceduresData): Dataset {
+  const problems: string[] = [];
+  const taskCodes = checkTasks(tasksData, proceduresData, problems);
 
   const entries: Entry[] = [];
   for (const v of vehiclesData.vehicles) {
@@ -224,18 +247,7 @@ function buildDataset(tasksData: TasksData, vehiclesData: VehiclesData, procedur
       );
     }
 
-    const intervals: Partial<Record<ServiceItem, [number | null, number | null]>> = {
-      ...(v.fuel !== 'electric' ? { oil: [20000, 12], air_filter: [60000, 48], coolant: [160000, 60] } : {}),
-      ...(['petrol', 'hybrid', 'lpg'].includes(v.fuel) ? { spark_plugs: [60000, 72] } : {}),
-      ...(v.fuel === 'diesel' ? { fuel_filter: [60000, 48] } : {}),
-      ...(features.has('high_voltage') ? { hv_battery_check: [null, 12] } : {}),
-      cabin_filter: [30000, 24],
-      ...v.service,
-    };
-    const serviceIntervals: RepairVehicleProfile['serviceIntervals'] = (Object.keys(SERVICE_ITEMS) as ServiceItem[])
-      .filter((item) => intervals[item])
-      .map((item) => ({ description: SERVICE_ITEMS[item], km: intervals[item]![0], months: intervals[item]![1] }));
-    serviceIntervals.push({ description: 'Brake fluid', km: null, months: make.brake_fluid_months });
+    const serviceIntervals = serviceIntervalsOf(v, features, make.brake_fluid_months);
 
     const vehicle: RepairVehicle = {
       id: v.id,
