@@ -103,6 +103,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['marketplace-api', 'marketplace-api/*', 'logtracker-api', 'logtracker-api/*', '**/apps/**'], message: 'Packages never import an app.' },
+        { regex: '^\\./index\\.js$', message: "A package's index only re-exports: import the file that holds the code, so that no import cycle runs through the entry." },
       ] }],
     },
   },

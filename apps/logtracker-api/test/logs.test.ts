@@ -187,9 +187,9 @@ describe('POST /api/projects/{project_id}/logs', () => {
       ['a context containing a NUL character', { level: 'info', message: 'x', context: { k: 'v\u0000' } }, 'context.k'],
       ['a context key containing a NUL character', { level: 'info', message: 'x', context: { 'k\u0000': 'v' } }, 'context.k\uFFFD'],
       ['a context nested 33 levels deep', { level: 'info', message: 'x', context: nested(33) }, 'context'],
-      // Deep enough to overflow JSON.stringify when the row is written: must be a 422, never a 500.
-      ['a context nested 20 000 levels deep', `{"level":"info","message":"x","context":${deepJson(20_000)}}`, 'context'],
-      ['a context holding deeply nested arrays', `{"level":"info","message":"x","context":{"a":${deepJson(5_000, '[', ']')}}}`, 'context'],
+      // Over the context's bound of 32 levels, within the body's of 64 (a deeper body answers 400).
+      ['a context nested 60 levels deep', `{"level":"info","message":"x","context":${deepJson(60)}}`, 'context'],
+      ['a context holding nested arrays', `{"level":"info","message":"x","context":{"a":${deepJson(50, '[', ']')}}}`, 'context'],
       ['a source that is blank', { level: 'info', message: 'x', source: '   ' }, 'source'],
     ];
 
@@ -202,6 +202,17 @@ describe('POST /api/projects/{project_id}/logs', () => {
         expect(await countLogs(t, id)).toBe(0);
       });
     }
+
+    // Deep enough to overflow JSON.stringify when the row is written: must be refused, never a 500.
+    it.each([
+      ['a context nested 20 000 levels deep', `{"level":"info","message":"x","context":${deepJson(20_000)}}`],
+      ['a context holding arrays nested 5 000 levels deep', `{"level":"info","message":"x","context":{"a":${deepJson(5_000, '[', ']')}}}`],
+    ])('answers 400 for %s (the body nests deeper than 64 levels), and stores nothing', async (_what, payload) => {
+      const id = await freshProject();
+      const body = expectError(await postLog(id, payload), 400, 'bad_request');
+      expect(body.message).toBe('JSON nesting deeper than 64 levels');
+      expect(await countLogs(t, id)).toBe(0);
+    });
 
     it('names every failing field at once', async () => {
       const body = expectError(await postLog(projectId, { level: 'loud', message: '', context: [] }), 422, 'validation_error');
@@ -435,7 +446,7 @@ describe('POST /api/projects/{project_id}/logs/batch', () => {
         { level: 'info', message: 'ok', context: [1] },
         { message: 'no level' },
       ].map((e) => JSON.stringify(e));
-      entries.push(`{"level":"info","message":"too deep","context":${deepJson(10_000)}}`);
+      entries.push(`{"level":"info","message":"too deep","context":${deepJson(40)}}`);
       const body = expectError(await postBatch(id, `{"logs":[${entries.join(',')}]}`), 422, 'validation_error');
       expect(Object.keys(body.errors ?? {}).sort()).toEqual([
         'logs.1.message',

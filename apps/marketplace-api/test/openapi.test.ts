@@ -118,10 +118,6 @@ GET /admin/broadcasts/{broadcast}
 const KNOWN_WARNINGS = [
   // The project publishes no licence.
   'info-license #/info',
-  // The health routes answer 200 or 503 (liveness: 200 only), never a 4xx.
-  'operation-4xx-response #/paths/~1api~1v1~1health/get/responses',
-  'operation-4xx-response #/paths/~1api~1v1~1health~1live/get/responses',
-  'operation-4xx-response #/paths/~1api~1v1~1health~1ready/get/responses',
   // The real-time socket answers 101 Switching Protocols; only its failures are plain HTTP answers.
   'operation-2xx-response #/paths/~1app~1{key}/get/responses',
 ];
@@ -228,6 +224,18 @@ describe('OpenAPI document', () => {
       expect(op, id).toBeDefined();
       expect(listed(op!), id).toBeUndefined();
     }
+  });
+
+  it('lists the answers the foundation gives before a route runs: 414 on every operation, 413 where a body is read, 429 wherever the rate limiter counts', () => {
+    const statuses = (id: string) => Object.keys(operations.find((op) => op.operationId === id)?.responses ?? {});
+    for (const id of ['registerClient', 'registerPrestataire', 'login', 'loginPrestataire']) {
+      expect(statuses(id), id).toEqual(expect.arrayContaining(['413', '429']));
+    }
+    expect(operations.filter((op) => !op.responses['414']).map((op) => op.operationId)).toEqual([]);
+    const takesBody = (op: DocumentedOperation) => 'requestBody' in op || ['post', 'put', 'patch', 'delete'].includes(op.method);
+    expect(operations.filter((op) => takesBody(op) && !op.responses['413']).map((op) => op.operationId)).toEqual([]);
+    // The health probes are the operations the rate limiter leaves alone.
+    expect(operations.filter((op) => !op.responses['429']).map((op) => op.operationId)).toEqual(['health', 'healthLive', 'healthReady']);
   });
 
   it('shows path ids as positive integers', () => {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type postgres from 'postgres';
-import type { DbOrTx } from './index.js';
+import type { DbOrTx } from './types.js';
 
 /**
  * Appends rows to a table with `COPY … FROM STDIN` on a postgres.js connection of the pool: PostgreSQL

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { integer, pgTable, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
-import { preparedOnce, queryRows, type DbOrTx } from './index.js';
+import { preparedOnce, queryRows } from './queries.js';
+import type { DbOrTx } from './types.js';
 
 /**
  * Counters every instance of an app shares: the request rate limiter's per-minute counts and the

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { bigint, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
-import { queryRows, type DatabaseHandle, type DbOrTx } from './index.js';
+import type { DatabaseHandle } from './handle.js';
+import { queryRows } from './queries.js';
+import type { DbOrTx } from './types.js';
 
 /**
  * Payloads too big for a notification, kept long enough for every instance to read them back by id.

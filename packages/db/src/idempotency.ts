@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
-import { preparedOnce, queryRows, type DbOrTx } from './index.js';
+import { preparedOnce, queryRows } from './queries.js';
+import type { DbOrTx } from './types.js';
 
 /**
  * The `Idempotency-Key`s of retry-safe writes (DESIGN.md §10), shared by every instance of an app.

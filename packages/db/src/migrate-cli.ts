@@ -1,4 +1,4 @@
-import type { DatabaseHandle } from './index.js';
+import type { DatabaseHandle } from './handle.js';
 
 export interface MigrateCliOptions {
   /** The app's name, printed in the summary so that a Job's log says which schema moved. */

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appSchemaName, queryRows, type DatabaseHandle } from './index.js';
+import type { DatabaseHandle } from './handle.js';
+import { appSchemaName } from './migrations.js';
+import { queryRows } from './queries.js';
 import { builtCli, runNode } from './testing-files.js';
 import { initializedPgliteDir } from './testing-snapshot.js';
 

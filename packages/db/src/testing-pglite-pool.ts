@@ -1,5 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { openPglite, type ExtensionName } from './index.js';
+import { openPglite, type ExtensionName } from './pglite.js';
 
 /**
  * PGlite instances kept across the test files of a worker (vitest runs the files of a worker one

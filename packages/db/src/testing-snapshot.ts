@@ -6,7 +6,9 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
-import { appSchemaName, createDatabase, openPglite, type ExtensionName } from './index.js';
+import { createDatabase } from './connect.js';
+import { appSchemaName } from './migrations.js';
+import { openPglite, type ExtensionName } from './pglite.js';
 
 /**
  * Every test file gets a database of its own; what makes one is the same for all of them (initdb,
@@ -41,6 +43,9 @@ export function utcDay(date = new Date()): string {
   return date.toISOString().slice(0, 10).replaceAll('-', '');
 }
 
+/** The package's files whose code decides what a migrated PGlite database holds. */
+const MIGRATION_CODE = ['migrations', 'connect-pglite', 'pglite'];
+
 /**
  * The digest naming a source's snapshot: every input that changes what the migrated database holds,
  * the day it is made for included.
@@ -48,9 +53,9 @@ export function utcDay(date = new Date()): string {
 export function snapshotKey(source: SnapshotSource, day = utcDay()): string {
   const hash = createHash('sha256');
   hash.update(`pglite:${require.resolve('@electric-sql/pglite')}\n`);
-  // The package's migration code, beside this file (index.js when built, index.ts from source).
+  // The package's migration code, beside this file (.js when built, .ts from source).
   const self = fileURLToPath(import.meta.url);
-  hash.update(readFileSync(join(dirname(self), basename(self).replace('testing-snapshot', 'index'))));
+  for (const file of MIGRATION_CODE) hash.update(readFileSync(join(dirname(self), basename(self).replace('testing-snapshot', file))));
   if (source.migrate) {
     hash.update(`day:${day}\n`);
     hash.update(`schema:${appSchemaName(source.schema) ?? ''}\nextensions:${[...(source.extensions ?? ['pg_trgm'])].sort().join(',')}\n`);

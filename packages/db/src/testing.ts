@@ -3,7 +3,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createDatabase, type DatabaseHandle, type ExtensionName } from './index.js';
+import { createDatabase } from './connect.js';
+import type { DatabaseHandle } from './handle.js';
+import type { ExtensionName } from './pglite.js';
 import { givePglite, takePglite } from './testing-pglite-pool.js';
 import { pgliteSnapshot, postgresTemplate, snapshotKey } from './testing-snapshot.js';
 

@@ -34,6 +34,48 @@ function lingerOnClose(socket: Socket) {
   };
 }
 
+/** How deep a request body may nest objects and arrays (`{}` is one level): deeper ones answer 400. */
+export const MAX_BODY_DEPTH = 64;
+
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Whether a parsed body nests objects and arrays more than `limit` levels deep. Recursive code
+ * further on (a schema's JSON.stringify, jsonb's parser) overflows its stack on a few thousand
+ * levels, a 500, where JSON.parse itself takes them; this walk keeps its own stack, so no nesting
+ * can overflow it. It visits the containers only, and stops at the first one too deep. A body a
+ * route keeps as something else than JSON (a Buffer, an object of its own) is not entered.
+ */
+export function nestsDeeperThan(body: unknown, limit: number): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const containers: object[] = [body];
+  const depths: number[] = [1];
+  for (let container = containers.pop(); container !== undefined; container = containers.pop()) {
+    const depth = depths.pop() as number;
+    if (Array.isArray(container)) {
+      for (let i = 0; i < container.length; i++) {
+        const inner: unknown = container[i];
+        if (typeof inner !== 'object' || inner === null) continue;
+        if (depth >= limit) return true;
+        containers.push(inner);
+        depths.push(depth + 1);
+      }
+    } else if (isPlainObject(container)) {
+      for (const key in container) {
+        const inner = (container as Record<string, unknown>)[key];
+        if (typeof inner !== 'object' || inner === null) continue;
+        if (depth >= limit) return true;
+        containers.push(inner);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
 /**
  * Answers for bodies that will not be read:
  * - A body whose `Content-Length` is over the route's limit is refused with 413 before a byte of
@@ -44,6 +86,9 @@ function lingerOnClose(socket: Socket) {
  *   as the headers arrive, unless the server handles `checkContinue` itself.)
  * - A response sent while the body is still unread closes the connection (the next request could
  *   not be told from the rest of the body), after letting the client finish sending.
+ *
+ * And for a body parsed but nested deeper than MAX_BODY_DEPTH: 400, before any route validates or
+ * reads it, whichever parser made it (JSON, a route's own).
  */
 export function registerBodyGuards(app: FastifyInstance) {
   app.server.on('checkContinue', (req, res) => app.server.emit('request', req, res));
@@ -65,6 +110,13 @@ export function registerBodyGuards(app: FastifyInstance) {
       reply.raw.writeContinue();
     }
     done(null, payload);
+  });
+
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
+      return done(new AppError('bad_request', `JSON nesting deeper than ${MAX_BODY_DEPTH} levels`));
+    }
+    done();
   });
 
   app.addHook('onSend', (request, reply, payload, done) => {

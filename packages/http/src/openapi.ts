@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyDynamicSwaggerOptions, SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
-import { decimalIds, responseDescriptions } from '@repo/schemas';
+import { decimalIds, errorEnvelope, responseDescriptions } from '@repo/schemas';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyParameter } from './idempotency.js';
 
@@ -92,8 +92,37 @@ function listIdempotencyKey(schema: Json) {
   schema.headers = headers;
 }
 
+/** Methods whose body Fastify reads, and holds to the body limit. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+type TransformInput = Parameters<SwaggerTransform>[0];
+
+/**
+ * The answers the shared foundation gives before a route's own code runs, which every operation
+ * that can get them lists: 414 for all (the router refuses a path segment it reads as a parameter
+ * over 100 characters, before it knows the route), 413 for one that takes a body (a body schema or
+ * media types, a body limit of its own, or a method whose body is read: the limit is enforced
+ * whatever the route reads), and 429 for one the rate limiter counts (all but those that opt out
+ * with `config.rateLimit: false`, such as the health probes). A route's own entry for a status wins.
+ */
+function withSharedResponses({ schema, route }: Pick<TransformInput, 'schema' | 'route'>): TransformInput['schema'] {
+  // A route that declares no answer is documented with Fastify's default one, as it was.
+  if (!schema || schema.hide || schema.response === undefined) return schema;
+  const methods = [route.method].flat().map((method) => method.toUpperCase());
+  const takesBody =
+    schema.body !== undefined || schema.consumes !== undefined || route.bodyLimit !== undefined || methods.some((method) => BODY_METHODS.has(method));
+  const limited = route.config?.rateLimit !== false;
+  const shared = {
+    ...(takesBody ? { 413: errorEnvelope } : {}),
+    414: errorEnvelope,
+    ...(limited ? { 429: errorEnvelope } : {}),
+  };
+  return { ...schema, response: { ...shared, ...(schema.response as object) } };
+}
+
 /** The zod type provider's transform, then the document's own conventions for each route. */
-const transform: SwaggerTransform = (document) => {
+const transform: SwaggerTransform = (input) => {
+  const document = { ...input, schema: withSharedResponses(input) };
   const result = jsonSchemaTransform(document as Parameters<typeof jsonSchemaTransform>[0]);
   const schema = result.schema as Json | undefined;
   if (!schema || schema.hide) return result;

@@ -1,7 +1,7 @@
-import { errorResponses, id } from '@repo/schemas';
+import { errorEnvelope, errorResponses, id } from '@repo/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { AppInstance } from '../src/index.js';
+import { noRateLimit, type AppInstance } from '../src/index.js';
 import { lintWithRedocly, operationsOf, requiresCredentials, validateWithSwaggerParser, documentProblems } from '../src/testing.js';
 import { buildApp } from './helpers.js';
 
@@ -43,6 +43,33 @@ beforeAll(async () => {
     { schema: { operationId: 'createTree', tags: ['logs'], summary: 'A tree', security: [], body: z.object({ root: node.optional() }), response: { 204: z.null() } } },
     async (_request, reply) => reply.status(204).send(null),
   );
+  app.post(
+    '/things/:thing_id/probe',
+    {
+      config: noRateLimit,
+      schema: { operationId: 'probeThing', tags: ['logs'], summary: 'A probe', params: z.object({ thing_id: id }), response: { 204: z.null() } },
+    },
+    async (_request, reply) => reply.status(204).send(null),
+  );
+  app.get(
+    '/health-like',
+    { config: noRateLimit, schema: { operationId: 'healthLike', tags: ['logs'], summary: 'A probe', response: { 200: z.object({ ok: z.boolean() }) } } },
+    async () => ({ ok: true }),
+  );
+  app.put(
+    '/limited',
+    {
+      bodyLimit: 1024,
+      schema: {
+        operationId: 'putLimited',
+        tags: ['logs'],
+        summary: 'A body of its own limit',
+        body: z.object({ a: z.string() }),
+        response: { 200: z.object({ a: z.string() }), 413: errorEnvelope.describe('Over 1 KiB') },
+      },
+    },
+    async (request) => request.body,
+  );
   app.get(
     '/files/*',
     { schema: { operationId: 'getFile', tags: ['logs'], summary: 'A file', security: [], params: z.object({ '*': z.string() }) } },
@@ -70,6 +97,8 @@ describe('openApiOptions', () => {
       200: 'OK',
       401: 'Unauthenticated: the credentials are missing, invalid or expired',
       404: 'Not found',
+      414: 'URI too long: a path parameter is over 100 characters',
+      429: "Too many requests: retry after the `retry-after` header's seconds",
     });
     expect(document.paths['/trees']!.post!.responses['204']!.description).toBe('No content');
   });
@@ -88,6 +117,23 @@ describe('openApiOptions', () => {
       required: ['error', 'info'],
       additionalProperties: false,
     });
+  });
+
+  it("lists the foundation's answers: 414 on every operation, 413 where a body is read, 429 unless the route is not rate limited", () => {
+    const statuses = (path: string, method: string) => Object.keys(document.paths[path]![method]!.responses);
+    expect(statuses('/things/{thing_id}', 'get')).toEqual(['200', '401', '404', '414', '429']);
+    expect(statuses('/trees', 'post')).toEqual(['204', '413', '414', '429']);
+    // A POST without a body schema still has its body read (and limited).
+    expect(statuses('/things/{thing_id}/probe', 'post')).toEqual(['204', '413', '414']);
+    expect(statuses('/health-like', 'get')).toEqual(['200', '414']);
+    expect(statuses('/limited', 'put')).toEqual(['200', '413', '414', '429']);
+    // The route's own entry wins over the shared one.
+    expect(document.paths['/limited']!.put!.responses['413']!.description).toBe('Over 1 KiB');
+    for (const status of ['413', '414', '429']) {
+      expect(JSON.stringify(document.paths['/trees']!.post!.responses[status]), status).toContain('#/components/schemas/ErrorEnvelope');
+    }
+    // A route that declares no answer keeps Fastify's default one.
+    expect(statuses('/files/{path}', 'get')).toEqual(['200']);
   });
 
   it('names the wildcard parameter', () => {

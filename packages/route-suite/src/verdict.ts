@@ -3,11 +3,12 @@ import type { SuiteOperation } from './openapi.js';
 /**
  * Statuses any operation may answer though it does not list them, because the shared foundation
  * answers them before the route's own code runs: 400 (a body or URL that does not parse), 404 (a
- * hostile path value the router resolves to no route), 413 (body limit), 414 (path parameter
- * over the router's limit), 415 (content type), 429 (rate limit). Every other status, 401, 403
- * and 422 included, must be in the operation's own `responses`.
+ * hostile path value the router resolves to no route), 415 (content type). Every other status must
+ * be in the operation's own `responses`: 401, 403 and 422, and 413 (body limit), 414 (path
+ * parameter over the router's limit) and 429 (rate limit), which @repo/http's documents list on
+ * every operation that can answer them.
  */
-export const SHARED_STATUSES: readonly number[] = [400, 404, 413, 414, 415, 429];
+export const SHARED_STATUSES: readonly number[] = [400, 404, 415];
 
 export function allowedStatuses(op: SuiteOperation): Set<number> {
   return new Set([...op.responses, ...SHARED_STATUSES]);

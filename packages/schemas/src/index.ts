@@ -205,7 +205,7 @@ export const responseDescriptions: Record<number, string> = {
   201: 'Created',
   202: 'Accepted',
   204: 'No content',
-  400: 'Bad request: a body that is not JSON, a wrong content type, or a request this route cannot take',
+  400: 'Bad request: a body that is not JSON or nests deeper than 64 levels, a wrong content type, or a request this route cannot take',
   401: 'Unauthenticated: the credentials are missing, invalid or expired',
   403: 'Forbidden: the caller may not do this',
   404: 'Not found',

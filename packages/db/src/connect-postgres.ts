@@ -1,0 +1,93 @@
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import { OUTAGE_OPTIONS } from './faults.js';
+import { SKIPPED, type DatabaseHandle, type DatabaseOptions } from './handle.js';
+import { ping, schemaStatus } from './health.js';
+import { MIGRATION_LOCK, migrateInSchema, searchPath } from './migrations.js';
+import { inFlightCounter, preparing, type InFlight } from './postgres-tracking.js';
+import type { Database } from './types.js';
+
+interface Pool<S extends Record<string, unknown>> {
+  client: postgres.Sql;
+  max: number;
+  inFlight: InFlight;
+  db: Database<S>;
+}
+
+/** A handle over postgres.js: the main pool, and the custom-plan one when it is asked for. */
+export function connectPostgres<S extends Record<string, unknown>>(options: DatabaseOptions<S>, url: string, schemaName: string | undefined): DatabaseHandle<S> {
+  // Every connection finds the app's tables unqualified (raw SQL, functions, new partitions).
+  const path: Record<string, string> = schemaName ? { search_path: searchPath(schemaName) } : {};
+  const open = (max: number, settings: Record<string, string> = {}): Pool<S> => {
+    const client = postgres(url, {
+      max,
+      ...OUTAGE_OPTIONS,
+      onnotice: (notice) => options.onNotice?.(String(notice.message)),
+      connection: { application_name: 'api', ...path, ...settings },
+    });
+    const inFlight = inFlightCounter();
+    return { client, max, inFlight, db: drizzlePostgres(preparing(client, inFlight), { schema: options.schema }) as unknown as Database<S> };
+  };
+  const main = open(options.poolSize ?? 10);
+  const custom = options.customPlanPoolSize ? open(options.customPlanPoolSize, { plan_cache_mode: 'force_custom_plan' }) : undefined;
+  const { db } = main;
+  return {
+    db,
+    customPlanDb: custom?.db ?? db,
+    driver: 'postgres',
+    migrate: async () => {
+      if (!schemaName) return migratePostgres(db as never, { migrationsFolder: options.migrationsFolder });
+      await migrateOnOwnConnection(options, url, schemaName);
+    },
+    ping: () => ping(db),
+    schemaStatus: () => schemaStatus(db, options.migrationsFolder, schemaName),
+    listen: async (channel, onPayload, onListen) => {
+      const request = await main.client.listen(channel, onPayload, onListen);
+      return () => request.unlisten();
+    },
+    poolStats: () => [
+      { pool: 'main', size: main.max, inFlight: main.inFlight.count },
+      ...(custom ? [{ pool: 'custom_plan' as const, size: custom.max, inFlight: custom.inFlight.count }] : []),
+    ],
+    exclusive: (name, work) => underAdvisoryLock(main.client, name, work),
+    close: async () => {
+      await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 })]);
+    },
+  };
+}
+
+/**
+ * Migrates on one connection of its own, so that the advisory lock (a session's) covers the whole
+ * run; closing it releases the lock, whatever happened.
+ */
+async function migrateOnOwnConnection(options: DatabaseOptions<Record<string, unknown>>, url: string, schemaName: string): Promise<void> {
+  const client = postgres(url, {
+    max: 1,
+    onnotice: (notice) => options.onNotice?.(String(notice.message)),
+    connection: { application_name: 'api-migrate', search_path: 'public' },
+  });
+  try {
+    const migrator = drizzlePostgres(client) as unknown as Database;
+    await migrator.execute(MIGRATION_LOCK);
+    await migrateInSchema(migrator, options.migrationsFolder, schemaName, (config) => migratePostgres(migrator as never, config));
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}
+
+/** `exclusive` on postgres.js: a session-level advisory lock on a connection reserved for as long as `work` runs. */
+async function underAdvisoryLock<T>(client: postgres.Sql, name: string, work: () => Promise<T>): Promise<T | typeof SKIPPED> {
+  const connection = await client.reserve();
+  try {
+    const [lock] = await connection<{ ok: boolean }[]>`select pg_try_advisory_lock(hashtext(${name})) as ok`;
+    if (!lock?.ok) return SKIPPED;
+    try {
+      return await work();
+    } finally {
+      await connection`select pg_advisory_unlock(hashtext(${name}))`;
+    }
+  } finally {
+    connection.release();
+  }
+}
