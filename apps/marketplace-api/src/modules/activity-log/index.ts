@@ -1,5 +1,5 @@
-/** The activity-log module's public entry: what the rest of the app may use of it. */
-import type { ModuleContext } from '../context.js';
+/** The activity-log module's public entry: the one recorder, and the administrators' reads of the log. */
+import type { Db } from '../../db/index.js';
 import { activityLogRoutes } from './activity-log.routes.js';
 import { createActivityLogService } from './activity-log.service.js';
 
@@ -7,8 +7,8 @@ export { type ActivityRecorder, createActivityRecorder, userSubject } from './ac
 export { ActivityEntryResponse, lowerBound, presentActivity, rangeReversed, upperBound } from './activity-log.schemas.js';
 export { type ActivityLogService } from './activity-log.service.js';
 
-/** The activity log: the one recorder (app.ts) and the administrators' reads of it. */
-export function activityLogModule(_ctx: ModuleContext) {
-  const activityLog = createActivityLogService({ db: _ctx.db });
+/** The activity log's reads (the recorder is made once, in app.ts). */
+export function activityLogModule({ db }: { db: Db }) {
+  const activityLog = createActivityLogService({ db });
   return { activityLog, routes: activityLogRoutes({ activityLog }) };
 }
