@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { commissionFor, shareFor, shareReversedFor } from '../src/modules/payments/commission.js';
-import { isValidIban } from '../src/modules/payments/payments.service.js';
+import { isValidIban } from '../src/modules/payments/accounts.service.js';
 
 const amount = fc.integer({ min: 1, max: 100_000_000 });
 const settings = fc.record({

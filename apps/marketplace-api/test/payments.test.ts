@@ -5,7 +5,7 @@ import { createBuiltinProcessor } from '../src/integrations/payments/index.js';
 import { systemActor } from '../src/lib/context.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
 import { createOutbox } from '../src/modules/outbox/outbox.js';
-import { createPaymentsService } from '../src/modules/payments/payments.service.js';
+import { createPaymentsService } from '../src/modules/payments/index.js';
 import { nonAdminTokens } from './admin-lifecycle-fixtures.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, expectAdminOnly, expectError, type NonAdminTokens, type TestApp, type TestUser } from './helpers.js';
 import { deliverAll } from './outbox-helpers.js';

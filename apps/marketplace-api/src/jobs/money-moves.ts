@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { PaymentsService } from '../modules/payments/payments.service.js';
-import type { Reconciliation } from '../modules/payments/reconciliation.service.js';
+import type { PaymentsService, Reconciliation } from '../modules/payments/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

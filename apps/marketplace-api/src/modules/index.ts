@@ -1,6 +1,5 @@
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
-import { createPaymentProcessor } from '../integrations/payments/index.js';
 import { createClock } from '../lib/time.js';
 import { activityLogModule } from './activity-log/index.js';
 import { adminServicesModule } from './admin-services/index.js';
@@ -22,10 +21,7 @@ import { mediaModule } from './media/index.js';
 import { myAccountModule } from './my-account/index.js';
 import { notificationsModule } from './notifications/index.js';
 import { createOutbox } from './outbox/index.js';
-import { paymentsOutboxConsumer } from './payments/payments.consumer.js';
-import { paymentsRoutes } from './payments/payments.routes.js';
-import { createPaymentsService } from './payments/payments.service.js';
-import { createReconciliation } from './payments/reconciliation.service.js';
+import { paymentsModule } from './payments/index.js';
 import { prestataireDashboardModule } from './prestataire-dashboard/index.js';
 import { prestataireProfileModule } from './prestataire-profile/index.js';
 import { prestataireServicesModule } from './prestataire-services/index.js';
@@ -42,32 +38,6 @@ import { vehiclesModule } from './vehicles/index.js';
 export type { ModuleDeps } from './context.js';
 
 export const VERSION = '1.0.0';
-
-/**
- * Payments: paying an appointment, the processor's webhook, transfers on completion, refunds, the
- * prestataire's connected account and payouts, invoices; the money moves' worker and the
- * reconciliation run as jobs (app.ts). Stripe when configured, the built-in processor otherwise.
- */
-function paymentsModule(ctx: ModuleContext) {
-  const { db, recorder, outbox, config, app } = ctx;
-  const processor = ctx.paymentProcessor ?? createPaymentProcessor(config);
-  const payments = createPaymentsService({
-    db,
-    recorder,
-    outbox,
-    processor,
-    config: {
-      returnUrl: config.payments.returnUrl,
-      refreshUrl: config.payments.refreshUrl,
-      vatPercent: config.payments.vatPercent,
-      timeZone: config.platformTimeZone,
-    },
-    log: app.log,
-  });
-  ctx.consumers.push(paymentsOutboxConsumer({ payments }));
-  const reconciliation = createReconciliation({ db, processor, log: app.log });
-  return { payments, reconciliation, routes: paymentsRoutes({ payments, reconciliation, timeZone: config.platformTimeZone }) };
-}
 
 /**
  * Builds every module from the app's parts, in the order their dependencies ask (a module takes

@@ -4,6 +4,8 @@
  * exceed the share, for any price and settings.
  */
 
+import type { Payment } from '../../db/schema/index.js';
+
 /** The commission settings: a percentage in basis points (1 250 = 12.5 %), a fixed part and a minimum, in cents. */
 export interface CommissionSettings {
   percentBasisPoints: number;
@@ -32,4 +34,27 @@ export function shareReversedFor(share: number, amountCents: number, refundedCen
   if (amountCents <= 0 || refundedCents <= 0) return 0;
   if (refundedCents >= amountCents) return share;
   return Math.round((share * refundedCents) / amountCents);
+}
+
+const wholeCents = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
+
+/** The settings as stored (`platform_settings.commission`); the defaults when absent or malformed. */
+export function commissionSettingsFrom(stored: unknown): CommissionSettings {
+  if (stored && typeof stored === 'object') {
+    const s = stored as Record<string, unknown>;
+    const bp = wholeCents(s.percent_basis_points);
+    const fixed = wholeCents(s.fixed_cents);
+    const min = wholeCents(s.minimum_cents);
+    if (bp !== null && fixed !== null && min !== null) return { percentBasisPoints: bp, fixedCents: fixed, minimumCents: min };
+  }
+  return DEFAULT_COMMISSION;
+}
+
+/**
+ * What the prestataire should receive of a payment now: its share less what refunds took back,
+ * counting the refunds on their way (a share sent before them would only be reversed after).
+ */
+export function transferable(p: Pick<Payment, 'amountCents' | 'commissionCents' | 'refundedCents'>, pendingRefunds = 0): number {
+  const share = shareFor(p.amountCents, p.commissionCents);
+  return share - shareReversedFor(share, p.amountCents, Math.min(p.amountCents, p.refundedCents + pendingRefunds));
 }

@@ -140,6 +140,11 @@ export async function liveMovesOf(db: DbTx, paymentId: number, kind: MoneyMoveKi
     .where(and(eq(moneyMoves.paymentId, paymentId), eq(moneyMoves.kind, kind), inArray(moneyMoves.status, [...LIVE_MONEY_MOVE_STATUSES])));
 }
 
+/** What the live moves of a payment of one kind carry (refunds or reversals on their way). */
+export async function liveAmountOf(db: DbTx, paymentId: number, kind: MoneyMoveKind): Promise<number> {
+  return (await liveMovesOf(db, paymentId, kind)).reduce((sum, m) => sum + m.amountCents, 0);
+}
+
 export async function movesOfPayment(db: DbTx, paymentId: number): Promise<MoneyMove[]> {
   return db.select().from(moneyMoves).where(eq(moneyMoves.paymentId, paymentId)).orderBy(asc(moneyMoves.id));
 }

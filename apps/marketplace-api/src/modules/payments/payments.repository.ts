@@ -2,27 +2,52 @@ import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizz
 import type { DbTx } from '../../db/index.js';
 import {
   appointments,
-  connectedAccounts,
-  conversations,
-  invoiceCounters,
-  invoices,
   PAID_PAYMENT_STATUSES,
+  PAYMENT_STATUSES,
   paymentTransfers,
   paymentWebhookEvents,
   payments,
-  payouts,
   platformSettings,
-  prestataireProfiles,
-  services,
-  users,
-  type ConnectedAccount,
   type Payment,
   type PaymentStatus,
-  type PaymentTransfer,
-  type Payout,
 } from '../../db/schema/index.js';
+import { defineStateMachine } from '../../lib/transitions.js';
 
-type PaymentPatch = Partial<Omit<typeof payments.$inferInsert, 'id'>>;
+/** What a payment's changes may set besides its state, which only `paymentMachine` moves. */
+type PaymentPatch = Partial<Omit<typeof payments.$inferInsert, 'id' | 'status'>>;
+
+/** What the activity log and the outbox keep of a payment. */
+export function paymentAudit(p: Payment) {
+  return {
+    id: p.id,
+    appointment_id: p.appointmentId,
+    status: p.status,
+    amount_cents: p.amountCents,
+    commission_cents: p.commissionCents,
+    refunded_cents: p.refundedCents,
+    hold_reason: p.holdReason,
+    dispute_status: p.disputeStatus,
+  };
+}
+
+/**
+ * A payment's life (DESIGN.md §6), moved by `transition`: `requires_payment` → `processing` →
+ * `succeeded` | `failed` (a declined card may be paid again), `succeeded` → `partially_refunded` →
+ * `refunded`. The processor makes the moves (its webhooks, a re-read, a refund's answer); each is
+ * logged and published as `payment.<state>`, the events the notifications and real-time read.
+ */
+export const paymentMachine = defineStateMachine({
+  table: payments,
+  key: payments.id,
+  state: payments.status,
+  states: PAYMENT_STATUSES,
+  label: 'Payment',
+  noun: 'payment',
+  stateName: 'status',
+  subjectType: 'payment',
+  audit: paymentAudit,
+  stamp: () => ({ updatedAt: sql`now()` }),
+});
 
 // ---- appointments -------------------------------------------------------------------------------
 
@@ -81,6 +106,7 @@ export async function findPaymentByProcessorRef(
   return row;
 }
 
+/** Changes what is not the payment's state (its amount, charge, dispute, hold); its state moves through `paymentMachine`. */
 export async function updatePayment(db: DbTx, id: number, patch: PaymentPatch): Promise<Payment> {
   const [row] = await db
     .update(payments)
@@ -88,16 +114,6 @@ export async function updatePayment(db: DbTx, id: number, patch: PaymentPatch): 
     .where(eq(payments.id, id))
     .returning();
   return row!;
-}
-
-/** Moves a payment only from the given states (the conditional update of a state move). */
-export async function movePayment(db: DbTx, id: number, from: readonly PaymentStatus[], patch: PaymentPatch): Promise<Payment | undefined> {
-  const [row] = await db
-    .update(payments)
-    .set({ ...patch, updatedAt: sql`now()` })
-    .where(and(eq(payments.id, id), inArray(payments.status, [...from])))
-    .returning();
-  return row;
 }
 
 /** Stores an event id; false when it was already there (a redelivery, applied already). */
@@ -125,189 +141,6 @@ export async function writeCommissionSettings(db: DbTx, value: Record<string, nu
 /** Serialises changes of the commission settings (the row may not exist yet). */
 export async function lockCommissionSettings(db: DbTx): Promise<void> {
   await db.execute(sql`select pg_advisory_xact_lock(hashtext('payments.commission_settings'))`);
-}
-
-// ---- connected accounts -------------------------------------------------------------------------
-
-export async function findConnectedAccount(db: DbTx, prestataireId: number, opts: { lock?: boolean } = {}): Promise<ConnectedAccount | undefined> {
-  const q = db.select().from(connectedAccounts).where(eq(connectedAccounts.prestataireId, prestataireId));
-  const [row] = opts.lock ? await q.for('update') : await q;
-  return row;
-}
-
-export async function findConnectedAccountById(db: DbTx, accountId: string): Promise<ConnectedAccount | undefined> {
-  const [row] = await db.select().from(connectedAccounts).where(eq(connectedAccounts.accountId, accountId)).for('update');
-  return row;
-}
-
-export async function insertConnectedAccount(db: DbTx, values: typeof connectedAccounts.$inferInsert): Promise<ConnectedAccount> {
-  const [row] = await db.insert(connectedAccounts).values(values).returning();
-  return row!;
-}
-
-export async function updateConnectedAccount(
-  db: DbTx,
-  prestataireId: number,
-  patch: Partial<Omit<typeof connectedAccounts.$inferInsert, 'prestataireId'>>,
-): Promise<ConnectedAccount> {
-  const [row] = await db
-    .update(connectedAccounts)
-    .set({ ...patch, updatedAt: sql`now()` })
-    .where(eq(connectedAccounts.prestataireId, prestataireId))
-    .returning();
-  return row!;
-}
-
-/** Serialises onboarding of one prestataire (its account row may not exist yet). */
-export async function lockOnboarding(db: DbTx, prestataireId: number): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(hashtext('payments.onboarding'), ${prestataireId})`);
-}
-
-// ---- transfers ----------------------------------------------------------------------------------
-
-export async function findTransferByPayment(db: DbTx, paymentId: number): Promise<PaymentTransfer | undefined> {
-  const [row] = await db.select().from(paymentTransfers).where(eq(paymentTransfers.paymentId, paymentId)).for('update');
-  return row;
-}
-
-export async function findTransferByTransferId(db: DbTx, transferId: string): Promise<PaymentTransfer | undefined> {
-  const [row] = await db.select().from(paymentTransfers).where(eq(paymentTransfers.transferId, transferId)).for('update');
-  return row;
-}
-
-export async function heldTransfersOf(db: DbTx, prestataireId: number, reason: string): Promise<PaymentTransfer[]> {
-  return db
-    .select()
-    .from(paymentTransfers)
-    .where(and(eq(paymentTransfers.prestataireId, prestataireId), eq(paymentTransfers.status, 'held'), eq(paymentTransfers.holdReason, reason)))
-    .for('update');
-}
-
-export async function upsertTransfer(db: DbTx, values: typeof paymentTransfers.$inferInsert): Promise<PaymentTransfer> {
-  const { paymentId: _p, ...set } = values;
-  const [row] = await db
-    .insert(paymentTransfers)
-    .values(values)
-    .onConflictDoUpdate({ target: paymentTransfers.paymentId, set: { ...set, updatedAt: sql`now()` } })
-    .returning();
-  return row!;
-}
-
-export async function updateTransfer(db: DbTx, id: number, patch: Partial<typeof paymentTransfers.$inferInsert>): Promise<PaymentTransfer> {
-  const [row] = await db
-    .update(paymentTransfers)
-    .set({ ...patch, updatedAt: sql`now()` })
-    .where(eq(paymentTransfers.id, id))
-    .returning();
-  return row!;
-}
-
-// ---- payouts ------------------------------------------------------------------------------------
-
-export async function insertPayout(db: DbTx, values: typeof payouts.$inferInsert): Promise<Payout> {
-  const [row] = await db.insert(payouts).values(values).returning();
-  return row!;
-}
-
-export async function findPayoutByMove(db: DbTx, moveId: number): Promise<Payout | undefined> {
-  const [row] = await db.select().from(payouts).where(eq(payouts.moveId, moveId)).for('update');
-  return row;
-}
-
-/** Prestataires whose shares wait for their account to receive transfers (the worker re-reads those accounts). */
-export async function accountsWithWaitingShares(db: DbTx, reasons: string[]): Promise<{ prestataireId: number; accountId: string }[]> {
-  return db
-    .selectDistinct({ prestataireId: connectedAccounts.prestataireId, accountId: connectedAccounts.accountId })
-    .from(paymentTransfers)
-    .innerJoin(connectedAccounts, eq(connectedAccounts.prestataireId, paymentTransfers.prestataireId))
-    .where(and(eq(paymentTransfers.status, 'held'), inArray(paymentTransfers.holdReason, reasons)));
-}
-
-export async function findPayoutByPayoutId(db: DbTx, payoutId: string): Promise<Payout | undefined> {
-  const [row] = await db.select().from(payouts).where(eq(payouts.payoutId, payoutId)).for('update');
-  return row;
-}
-
-export async function updatePayout(db: DbTx, id: number, patch: Partial<typeof payouts.$inferInsert>): Promise<Payout> {
-  const [row] = await db
-    .update(payouts)
-    .set({ ...patch, updatedAt: sql`now()` })
-    .where(eq(payouts.id, id))
-    .returning();
-  return row!;
-}
-
-export async function listPayouts(db: DbTx, prestataireId: number): Promise<Payout[]> {
-  return db.select().from(payouts).where(eq(payouts.prestataireId, prestataireId)).orderBy(desc(payouts.createdAt), desc(payouts.id));
-}
-
-// ---- invoices -----------------------------------------------------------------------------------
-
-/**
- * Issues the invoice of a payment with the next number of its year. The counter row is updated in
- * the caller's transaction: concurrent issues queue on it, and a rollback gives the number back.
- */
-export async function issueInvoice(db: DbTx, paymentId: number, year: number) {
-  const [existing] = await db.select().from(invoices).where(eq(invoices.paymentId, paymentId));
-  if (existing) return existing;
-  const [counter] = await db
-    .insert(invoiceCounters)
-    .values({ year, lastNumber: 1 })
-    .onConflictDoUpdate({ target: invoiceCounters.year, set: { lastNumber: sql`${invoiceCounters.lastNumber} + 1` } })
-    .returning();
-  const sequence = counter!.lastNumber;
-  const [row] = await db
-    .insert(invoices)
-    .values({ paymentId, year, sequence, number: `${year}-${String(sequence).padStart(6, '0')}` })
-    .returning();
-  return row!;
-}
-
-export async function findInvoice(db: DbTx, paymentId: number) {
-  const [row] = await db.select().from(invoices).where(eq(invoices.paymentId, paymentId));
-  return row;
-}
-
-/** What an invoice prints: the parties, the service, the appointment. */
-export async function invoiceParties(db: DbTx, payment: Payment) {
-  const [client] = await db
-    .select({ firstName: users.firstName, lastName: users.lastName, email: users.email, lang: users.lang })
-    .from(users)
-    .where(eq(users.id, payment.clientId));
-  const [seller] = await db
-    .select({
-      firstName: users.firstName,
-      lastName: users.lastName,
-      email: users.email,
-      businessName: prestataireProfiles.businessName,
-      siret: prestataireProfiles.siret,
-      address: prestataireProfiles.address,
-      postalCode: prestataireProfiles.postalCode,
-      city: prestataireProfiles.city,
-    })
-    .from(users)
-    .leftJoin(prestataireProfiles, eq(prestataireProfiles.userId, users.id))
-    .where(eq(users.id, payment.prestataireId));
-  const [appointment] = await db
-    .select({ startsAt: appointments.startsAt, serviceName: services.name })
-    .from(appointments)
-    .innerJoin(services, eq(services.id, appointments.serviceId))
-    .where(eq(appointments.id, payment.appointmentId));
-  return { client: client!, seller: seller!, appointment: appointment! };
-}
-
-export async function userIdentity(db: DbTx, userId: number) {
-  const [row] = await db
-    .select({ email: users.email, firstName: users.firstName, lastName: users.lastName, businessName: prestataireProfiles.businessName })
-    .from(users)
-    .leftJoin(prestataireProfiles, eq(prestataireProfiles.userId, users.id))
-    .where(eq(users.id, userId));
-  return row!;
-}
-
-export async function userLang(db: DbTx, userId: number) {
-  const [row] = await db.select({ lang: users.lang }).from(users).where(eq(users.id, userId));
-  return row?.lang ?? 'fr';
 }
 
 // ---- lists and figures --------------------------------------------------------------------------
@@ -378,14 +211,4 @@ export async function paidPaymentsOf(db: DbTx, prestataireId: number) {
     .leftJoin(paymentTransfers, eq(paymentTransfers.paymentId, payments.id))
     .where(and(eq(payments.prestataireId, prestataireId), inArray(payments.status, [...PAID_PAYMENT_STATUSES])))
     .orderBy(payments.paidAt);
-}
-
-/** Whether a conversation about this appointment has a dispute open (its transfer waits). */
-export async function hasOpenConversationDispute(db: DbTx, appointmentId: number): Promise<boolean> {
-  const [row] = await db
-    .select({ id: conversations.id })
-    .from(conversations)
-    .where(and(eq(conversations.appointmentId, appointmentId), eq(conversations.disputeStatus, 'open')))
-    .limit(1);
-  return row !== undefined;
 }

@@ -2,11 +2,11 @@ import type { DbTx } from '../../db/index.js';
 import type { DomainEvent } from '../../db/schema/index.js';
 import { presentAppointment, presentOffer } from '../booking/index.js';
 import type { OutboxConsumer } from '../outbox/index.js';
-import { presentPayment } from '../payments/payments.schemas.js';
+import { paymentRecords, presentPayment } from '../payments/index.js';
 import { isSocketId } from './pusher.protocol.js';
 import type { RealtimeHub } from './realtime.hub.js';
 import { offerRecords } from '../booking/index.js';
-import { findAppointment, findPayment } from './realtime.repository.js';
+import { findAppointment } from './realtime.repository.js';
 
 /** One Pusher event on one channel. */
 export interface ChannelEvent {
@@ -71,7 +71,7 @@ export async function channelEventsOf(db: DbTx, event: DomainEvent): Promise<Cha
     return [appointment.clientId, appointment.prestataireId].map((id) => ({ channel: userChannel(id), event: 'appointment.updated', payload: resource }));
   }
   if (kind === 'payment' && event.subjectType === 'payment') {
-    const payment = await findPayment(db, event.subjectId);
+    const payment = await paymentRecords.findPayment(db, event.subjectId);
     if (!payment) return [];
     const resource = presentPayment(payment);
     return [payment.clientId, payment.prestataireId].map((id) => ({ channel: userChannel(id), event: 'payment.updated', payload: resource }));

@@ -3,8 +3,6 @@ import { eq } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { appointments, type Appointment } from '../../db/schema/index.js';
 
-export { findPayment } from '../payments/payments.repository.js';
-
 export async function findAppointment(db: DbTx, id: number): Promise<Appointment | undefined> {
   const [row] = await db.select().from(appointments).where(eq(appointments.id, id)).limit(1);
   return row;
