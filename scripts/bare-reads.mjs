@@ -12,7 +12,7 @@ const postgres = createRequire(new URL('../packages/db/package.json', import.met
 
 const sql = postgres(process.env.DATABASE_URL, {
   max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
-  // Each app's tables live in its own schema (README: one database for both apps).
+  // Each app's tables live in its own schema (docs/operations.md: one database for both apps).
   connection: { search_path: `"${process.env.BARE_APP === 'marketplace' ? 'marketplace' : 'logtracker'}", public` },
 });
 const app = Fastify({ logger: false });

@@ -1,61 +1,59 @@
-// Prints, or with --write puts into README.md between its `<!-- routes:<app> -->` markers, the
-// table of every route of each app, read from the OpenAPI document the app serves (the same one
-// the tests validate): method, path, who may call it, and the operation's summary. Run after
-// `pnpm build`; each app starts on an embedded in-memory database and stops once read.
+// Prints, or with --write puts into docs/routes.md between its `<!-- routes:<app> -->` markers, the
+// table of every route of each app: method, path, who may call it and the operation's summary,
+// read from the OpenAPI document the app serves (the one the tests validate), and the `file:line`
+// where its handler is declared, read from the code as the app registers its routes.
+//
+// `pnpm routes` builds and runs it. Each app is built in this process from its build (dist/) on an
+// in-memory database, with the settings its tests use, and closed once read; the declaration
+// sites are mapped back to the TypeScript sources through the build's source maps. Each app's
+// test/route-table.test.ts renders the same table from the sources and fails when docs/routes.md
+// differs.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { startService } from './bench-lib.mjs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  appRouteTable,
+  operationsWithoutSite,
+  recordRouteSites,
+  ROUTE_TABLE_APPS,
+  ROUTES_DOC,
+  writeRouteSection,
+} from '../packages/route-suite/dist/route-table.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const apps = [
-  { name: 'marketplace-api', health: '/api/v1/health', admin: /^\/api\/v1\/admin\// },
-  { name: 'logtracker-api', health: '/api/health', admin: null },
-];
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-function access(app, path, operation, document) {
-  const security = operation.security ?? document.security ?? [];
-  if (security.length === 0) return 'public';
-  const schemes = security.map((s) => Object.keys(s).join('+') || 'none');
-  if (app.admin?.test(path)) return 'admin';
-  if (schemes.includes('none')) return 'optional token';
-  if (schemes.includes('ingestKey')) return 'token or ingest key';
-  return 'token';
-}
+// As each app's test/helpers.ts builds it (buildTestApp).
+const TEST_ENV = { NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', PASSWORD_HASH_COST: 'low' };
+const ENV = {
+  'marketplace-api': TEST_ENV,
+  'logtracker-api': { ...TEST_ENV, RATE_LIMIT_AUTHENTICATED: '100000', RATE_LIMIT_PUBLIC: '100000' },
+};
 
-function table(app, document) {
-  const rows = [];
-  for (const [path, item] of Object.entries(document.paths)) {
-    for (const method of METHODS) {
-      const operation = item[method];
-      if (!operation) continue;
-      const summary = (operation.summary ?? '').replaceAll('|', '\\|');
-      rows.push(`| ${method.toUpperCase()} | \`${path}\` | ${access(app, path, operation, document)} | ${summary} |`);
-    }
+async function tableOf(name) {
+  const dist = pathToFileURL(`${root}apps/${name}/dist/`);
+  const { buildApp } = await import(new URL('app.js', dist).href);
+  const { loadConfig } = await import(new URL('config.js', dist).href);
+  const { onRoute, sites } = recordRouteSites(root);
+  const app = await buildApp(loadConfig(ENV[name]), { onRoute });
+  try {
+    await app.ready();
+    const document = app.swagger();
+    const missing = operationsWithoutSite(document, sites);
+    if (missing.length > 0) throw new Error(`${name}: no declaration found for ${missing.join(', ')}`);
+    return appRouteTable(name, document, sites);
+  } finally {
+    await app.close();
   }
-  return [`${rows.length} operations (every \`GET\` also answers \`HEAD\`).`, '', '| method | path | access | what it does |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 const tables = {};
-for (const app of apps) {
-  const service = await startService(`${root}apps/${app.name}`, { DATA_DIR: 'memory://', LOG_LEVEL: 'warn', NODE_ENV: 'development' }, app.health);
-  try {
-    tables[app.name] = table(app, await (await fetch(`${service.base}/docs/json`)).json());
-  } finally {
-    await service.stop();
-  }
-}
+for (const name of Object.keys(ROUTE_TABLE_APPS)) tables[name] = await tableOf(name);
 
 if (process.argv.includes('--write')) {
-  const readme = `${root}README.md`;
-  let text = readFileSync(readme, 'utf8');
-  for (const [name, body] of Object.entries(tables)) {
-    const pattern = new RegExp(`(<!-- routes:${name} -->)[\\s\\S]*?(<!-- /routes:${name} -->)`);
-    if (!pattern.test(text)) throw new Error(`README.md has no <!-- routes:${name} --> … <!-- /routes:${name} --> markers`);
-    text = text.replace(pattern, (_, open, close) => `${open}\n${body}\n${close}`);
-  }
-  writeFileSync(readme, text);
-  console.log('README.md route tables written');
+  const file = `${root}${ROUTES_DOC}`;
+  let text = readFileSync(file, 'utf8');
+  for (const [name, table] of Object.entries(tables)) text = writeRouteSection(text, name, table);
+  writeFileSync(file, text);
+  console.log(`${ROUTES_DOC}: route tables written`);
 } else {
-  for (const [name, body] of Object.entries(tables)) console.log(`## ${name}\n\n${body}\n`);
+  for (const [name, table] of Object.entries(tables)) console.log(`## ${name}\n\n${table}\n`);
 }

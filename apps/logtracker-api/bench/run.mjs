@@ -105,7 +105,7 @@ const SOAK_BATCH_ENTRIES = 100;
 // The scrape token the soak reads the app's memory with (/metrics is served in production only behind one).
 const METRICS_TOKEN = randomBytes(24).toString('base64url');
 
-// The log tracker's tables live in its own schema (README: one database for both apps).
+// The log tracker's tables live in its own schema (docs/operations.md: one database for both apps).
 const LOGTRACKER_SEARCH_PATH = '"logtracker", public';
 
 // Retention: the big project keeps 20 days and the others 7, so that the oldest 10 days expire for

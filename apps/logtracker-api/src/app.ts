@@ -20,6 +20,8 @@ export interface AppOverrides {
   /** A database the caller owns (tests); otherwise one is opened from the config and closed with the app. */
   database?: DatabaseHandle<Schema>;
   logger?: ServerOptions['logger'];
+  /** Told of each route as it is declared (the route table's test and script); unset otherwise. */
+  onRoute?: ServerOptions['onRoute'];
   throttle?: LoginThrottle;
   /** How webhook host names are resolved (tests answer from a table instead of DNS). */
   resolveHost?: ResolveHost;
@@ -47,6 +49,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
     logger: overrides.logger,
+    onRoute: overrides.onRoute,
   });
 
   setPasswordHashCost(config.auth.passwordHashCost);

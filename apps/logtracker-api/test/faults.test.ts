@@ -104,7 +104,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the database stopped under stea
       status500AfterRecovery: after.filter((o) => o.status === 500).length,
       acknowledgedAfterRecovery: after.filter((o) => o.status === 201).length,
     };
-    // The figures the README reports (503s, 500s, slowest answer).
+    // The figures docs/operations.md reports (503s, 500s, slowest answer).
     // eslint-disable-next-line no-console
     console.info('faults (log tracker):', JSON.stringify(figures));
 

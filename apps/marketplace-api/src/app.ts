@@ -26,6 +26,8 @@ export interface AppOverrides {
   /** A database the caller owns (tests); otherwise one is opened from the config and closed with the app. */
   database?: DatabaseHandle<Schema>;
   logger?: ServerOptions['logger'];
+  /** Told of each route as it is declared (the route table's test and script); unset otherwise. */
+  onRoute?: ServerOptions['onRoute'];
   throttle?: LoginThrottle;
   /** The payment processor; from the configuration otherwise (Stripe or the built-in one). */
   paymentProcessor?: PaymentProcessor;
@@ -50,7 +52,7 @@ export function openDatabase(config: Readonly<Config>, options: { migrate?: bool
 
 /** Builds the marketplace; never listens, so tests drive it with `inject`. */
 export async function buildApp(config: Readonly<Config>, overrides: AppOverrides = {}) {
-  const app = createServer({ logLevel: config.logLevel, trustProxy: config.trustProxy, logger: overrides.logger });
+  const app = createServer({ logLevel: config.logLevel, trustProxy: config.trustProxy, logger: overrides.logger, onRoute: overrides.onRoute });
 
   setPasswordHashCost(config.auth.passwordHashCost);
   const database = overrides.database ?? (await openDatabase(config));

@@ -107,7 +107,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('offer acceptances through a dat
       status409: attempts.filter((a) => a.status === 409).length,
       maxMs: Math.round(Math.max(...attempts.map((a) => a.ms))),
     };
-    // The figures the README reports (503s, 500s, slowest answer).
+    // The figures docs/operations.md reports (503s, 500s, slowest answer).
     // eslint-disable-next-line no-console
     console.info('faults (marketplace):', JSON.stringify(figures));
     for (const a of attempts) {

@@ -53,7 +53,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  * HTTP status it means (`statusCode`, as Fastify's errors do), so the shared error handler answers
  * 503 with Retry-After without knowing about databases; the driver's error is its `cause` (with
  * its code and SQLSTATE, never its parameters). A statement whose connection dropped after it was
- * sent may still have committed: a client retrying a write must be able to tell (see README).
+ * sent may still have committed: a client retrying a write must be able to tell (docs/operations.md, database outages).
  */
 export class DatabaseUnavailableError extends Error {
   readonly statusCode = 503;

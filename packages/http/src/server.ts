@@ -3,7 +3,7 @@ import cors from '@fastify/cors';
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Redis } from 'ioredis';
 import { hasUnstorableText, UNSTORABLE_TEXT_MESSAGE, unstorableTextPaths } from '@repo/schemas';
@@ -22,6 +22,11 @@ export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** How long a shutdown waits at most for the requests still being handled. Default 8 s (runServer gives up at 10). */
   drainMs?: number;
+  /**
+   * Called as each route is declared, before any plugin's own routes (the route table of
+   * docs/routes.md reads where each one is declared). Unset in production: no hook, no cost.
+   */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -132,6 +137,7 @@ export function createServer(options: ServerOptions) {
     // A path parameter over the router's length limit, or a URL that does not decode: the envelope.
     frameworkErrors: handleFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -1,7 +1,7 @@
 import { DateTime, IANAZone } from 'luxon';
 
 /**
- * Calendar days and time zones, through Luxon (see the README's "Time zones"): the platform's
+ * Calendar days and time zones, through Luxon (see "Dates and time zones" in docs/marketplace.md): the platform's
  * "today" is a day in its zone (PLATFORM_TIME_ZONE, Europe/Paris), not in UTC, and the day
  * boundaries of a zone move with daylight saving. Calendar days travel as `YYYY-MM-DD` strings,
  * which compare in calendar order and are what PostgreSQL's `date` columns give back.
