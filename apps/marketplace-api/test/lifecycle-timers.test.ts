@@ -248,7 +248,7 @@ describe('timers CLI (node dist/cli/timers.js)', () => {
       const handle = { database: seeding } as unknown as TestApp;
       const recorder = createActivityRecorder({ db: seeding.db });
       const account = (role: 'client' | 'prestataire', n: number) =>
-        createUsersService({ db: seeding.db, recorder }).createAccount(systemActor, {
+        createUsersService({ db: seeding.db, recorder, outbox: createOutbox({ db: seeding.db }) }).createAccount(systemActor, {
           role,
           email: `${role}${n}@cli.test`,
           password: 'correct horse battery',

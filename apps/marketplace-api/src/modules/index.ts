@@ -82,7 +82,7 @@ import { serviceRequestsRoutes } from './booking/requests/requests.routes.js';
 import { createServiceRequestsService } from './booking/requests/requests.service.js';
 import { createSettingsService } from './settings/settings.service.js';
 import { socialAuthRoutes } from './social-auth/social-auth.routes.js';
-import { createOutbox, type OutboxConsumer } from './outbox/outbox.js';
+import type { Outbox, OutboxConsumer } from './outbox/outbox.js';
 import { createRealtimeConsumer } from './realtime/realtime.consumer.js';
 import { createRealtimeHub } from './realtime/realtime.hub.js';
 import { isConversationParty } from './realtime/realtime.repository.js';
@@ -119,6 +119,8 @@ export interface ModuleDeps {
   users: UsersService;
   /** The one writer of the activity log. */
   recorder: ActivityRecorder;
+  /** The one writer of domain events: every state move publishes through it, in its own transaction. */
+  outbox: Outbox;
   mailer: Mailer;
   storage: Storage;
   throttle: LoginThrottle;
@@ -133,9 +135,7 @@ export interface ModuleDeps {
 /** Wires services to their dependencies and mounts every module under `/api/v1`. */
 export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   // One instance, so its per-address send limit counts every route that sends a verification e-mail.
-  const { db, users, recorder } = deps;
-  // The one writer of domain events: every state move publishes through it, in its own transaction.
-  const outbox = createOutbox({ db });
+  const { db, users, recorder, outbox } = deps;
   // The platform settings, one instance: the modules whose rules depend on them take it.
   const settings = createSettingsService({ db, recorder });
   // The readers of the outbox (notifications, real-time, payments…): each module that reacts to
