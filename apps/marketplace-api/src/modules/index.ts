@@ -252,7 +252,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
         }),
       );
       // Onboarding, compliance and administration
-      await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage: deps.storage, clock, recorder }) }));
+      await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage: deps.storage, clock, recorder, outbox }) }));
       await api.register(
         adminPrestatairesRoutes({
           adminPrestataires: createAdminPrestatairesService({ db, mailer: deps.mailer, clock, recorder, outbox }),
