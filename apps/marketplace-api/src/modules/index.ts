@@ -233,7 +233,7 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
       );
       await api.register(accountRoutes({ account: accountService }));
       await api.register(
-        kycRoutes({ kyc: createKycService({ db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock, recorder }) }),
+        kycRoutes({ kyc: createKycService({ db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock, recorder, outbox }) }),
       );
       await api.register(prestataireProfileRoutes({ prestataireProfile: createPrestataireProfileService({ db, recorder }) }));
       // Catalogue and discovery
