@@ -112,7 +112,8 @@ export interface Moved<T extends PgTable, S extends string> {
 
 /** The 409 of a move its row's state does not allow; the envelope carries `current_status`. */
 export function illegalMove(machine: Pick<StateMachineSpec<PgTable, string>, 'noun' | 'stateName'>, verb: string, current: string, from: readonly string[]) {
-  return new AppError('conflict', `Cannot ${verb} a ${machine.noun} whose ${machine.stateName} is ${current} (allowed from: ${from.join(', ')})`, {
+  const article = /^[aeiou]/i.test(machine.noun) ? 'an' : 'a';
+  return new AppError('conflict', `Cannot ${verb} ${article} ${machine.noun} whose ${machine.stateName} is ${current} (allowed from: ${from.join(', ')})`, {
     extra: { current_status: current },
   });
 }
