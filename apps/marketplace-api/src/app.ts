@@ -15,6 +15,7 @@ import { registerLifecycleTimers } from './jobs/scheduler.js';
 import { registerBroadcastDelivery } from './jobs/broadcasts.js';
 import { systemActor } from './lib/context.js';
 import { createActivityRecorder } from './modules/activity-log/index.js';
+import { createOutbox } from './modules/outbox/index.js';
 import { accountSessions, createUsersService } from './modules/user-store/index.js';
 import { registerMoneyMoves } from './jobs/money-moves.js';
 import { registerOutboxDispatch } from './jobs/outbox-dispatch.js';
@@ -101,15 +102,18 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Before the routes: its onRoute hook turns `wsHandler` routes into WebSocket endpoints. Pusher
   // limits what a client sends to 10 KB a message.
   await app.register(websocket, { options: { maxPayload: 10 * 1024 } });
-  // Built once: every service that records or manages accounts gets these same two.
+  // Built once: every service that records, publishes or manages accounts gets these same three.
   const recorder = createActivityRecorder({ db });
-  const users = createUsersService({ db, recorder });
+  // The one writer of domain events: every state move publishes through it, in its own transaction.
+  const outbox = createOutbox({ db });
+  const users = createUsersService({ db, recorder, outbox });
   const modules = await registerModules(app, {
     config,
     database,
     db,
     users,
     recorder,
+    outbox,
     mailer,
     storage,
     throttle: overrides.throttle ?? createLoginThrottle({ counters: shared.counters }),

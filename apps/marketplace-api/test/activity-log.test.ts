@@ -67,7 +67,7 @@ describe('GET /admin/activity-log', () => {
       action: 'user.status_changed',
       subject_type: 'user',
       subject_id: target.user.id,
-      before: { status: 'active' },
+      before: { status: 'active', reason: null },
       after: { status: 'suspended', reason: 'Fraud' },
       ip: '127.0.0.1',
       request_id: 'audit-suspend-1',

@@ -2,6 +2,7 @@ import { hashToken } from '@repo/auth';
 import { and, desc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, notifications, sessions, userTokens, users } from '../src/db/schema/index.js';
+import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import {
   bearer,
   buildTestApp,
@@ -437,6 +438,8 @@ describe('PUT /admin/users/{user}/status', () => {
 
     const entry = await latestActivity('user.status_changed', target.user.id);
     expect(entry).toMatchObject({ actorId: admin.user.id, actorRole: 'admin', ip: '127.0.0.1', before: { status: 'active' }, after: { status: 'suspended', reason: 'Unpaid invoices' } });
+    const [event] = (await eventsOf(t.database.db, 'user', target.user.id)).filter((e) => e.type === 'user.status_changed');
+    expect(event).toMatchObject({ actorId: admin.user.id, payload: { from: 'active', to: 'suspended', status: 'suspended', reason: 'Unpaid invoices' } });
 
     await t.app.mailer.idle();
     const [mail] = sink.to(target.email);
@@ -467,6 +470,27 @@ describe('PUT /admin/users/{user}/status', () => {
     const [mail] = sink.to(other.email);
     expect(mail?.subject).toBe('Your account has been banned');
     expect(mail!.text).toContain('Reason: Shared credentials');
+  });
+
+  it('rewords the reason of a suspension, eases a ban to a suspension, and answers 409 with the status to reactivate an active account', async () => {
+    const target = await createClient(t);
+    const put = (body: object) => call('PUT', `/admin/users/${target.user.id}/status`, admin.token, body);
+    expect((await put({ status: 'suspended', reason: 'Unpaid invoices' })).statusCode).toBe(200);
+    const reworded = await put({ status: 'suspended', reason: 'Unpaid invoices (March and April)' });
+    expect(reworded.statusCode, reworded.body).toBe(200);
+    expect(reworded.json().data).toMatchObject({ status: 'suspended', status_reason: 'Unpaid invoices (March and April)' });
+    expect(await latestActivity('user.status_changed', target.user.id)).toMatchObject({
+      before: { status: 'suspended', reason: 'Unpaid invoices' },
+      after: { status: 'suspended', reason: 'Unpaid invoices (March and April)' },
+    });
+    expect((await put({ status: 'banned', reason: 'Fraud' })).statusCode).toBe(200);
+    expect((await put({ status: 'suspended', reason: 'Fraud not proven' })).json().data).toMatchObject({ status: 'suspended' });
+    expect((await put({ status: 'active' })).statusCode).toBe(200);
+
+    const again = expectError(await put({ status: 'active', reason: 'Appeal accepted' }), 409, 'conflict');
+    expect(again).toMatchObject({ current_status: 'active' });
+    const [row] = await t.database.db.select().from(users).where(eq(users.id, target.user.id));
+    expect(row).toMatchObject({ status: 'active', statusReason: null });
   });
 
   it('answers 422 for an unknown status or a missing reason', async () => {

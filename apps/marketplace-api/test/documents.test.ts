@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, documents, prestataireProfiles, users } from '../src/db/schema/index.js';
 import { addDays, todayIn } from '../src/lib/time.js';
 import { attachmentDisposition } from '../src/modules/prestataire-vetting/documents.schemas.js';
+import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -240,13 +241,23 @@ describe('POST /prestataire/documents', () => {
       expect.objectContaining({
         actorId: p.user.id,
         subjectType: 'user',
-        before: { validation_status: 'documents_requested' },
-        after: { validation_status: 'pending', document_id: res.json().data.id, type: 'insurance' },
+        before: { validation_status: 'documents_requested', validation_note: null },
+        after: { validation_status: 'pending', validation_note: null, document_id: res.json().data.id, type: 'insurance' },
+      }),
+    ]);
+    // Published, as every move of the validation is.
+    const events = (await eventsOf(t.database.db, 'user', p.user.id)).filter((e) => e.type.startsWith('prestataire.'));
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'prestataire.documents_submitted',
+        actorId: p.user.id,
+        payload: expect.objectContaining({ from: 'documents_requested', to: 'pending', document_id: res.json().data.id, type: 'insurance' }),
       }),
     ]);
     // A second upload changes nothing more.
     expect((await upload('/prestataire/documents', p.token, pdfParts({ type: 'identity' }))).statusCode).toBe(201);
     expect(await activity(p.user.id, 'prestataire.documents_submitted')).toHaveLength(1);
+    expect((await eventsOf(t.database.db, 'user', p.user.id)).filter((e) => e.type === 'prestataire.documents_submitted')).toHaveLength(1);
   });
 
   it('leaves validated, rejected and suspended prestataires where they are', async () => {

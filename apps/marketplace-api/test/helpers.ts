@@ -9,6 +9,7 @@ import type { Lang, PrestataireProfile, Role, User, ValidationStatus } from '../
 import { prestataireProfiles } from '../src/db/schema/index.js';
 import { systemActor } from '../src/lib/context.js';
 import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
+import { createOutbox } from '../src/modules/outbox/outbox.js';
 import { createUsersService, type NewAccount } from '../src/modules/user-store/users.service.js';
 import { eq } from 'drizzle-orm';
 
@@ -69,7 +70,7 @@ export function tokenFor(t: TestApp, userId: number): Promise<string> {
 /** The users service over the test database, for set-ups the API does not offer (anonymising an account directly). */
 export function usersService(t: TestApp) {
   const db = t.database.db;
-  return createUsersService({ db, recorder: createActivityRecorder({ db }) });
+  return createUsersService({ db, recorder: createActivityRecorder({ db }), outbox: createOutbox({ db }) });
 }
 
 async function createAccount(t: TestApp, role: Role, overrides: Partial<NewAccount> = {}): Promise<TestUser> {

@@ -3,7 +3,13 @@ import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, kycVerifications, users } from '../src/db/schema/index.js';
 import { comparableName, createBuiltinKycVerifier, hasAge } from '../src/integrations/kyc/kyc.js';
-import { todayIn } from '../src/lib/time.js';
+import type { Actor } from '../src/lib/context.js';
+import { createClock, todayIn } from '../src/lib/time.js';
+import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
+import { KycBody } from '../src/modules/identity-check/identity-check.schemas.js';
+import { createKycService } from '../src/modules/identity-check/identity-check.service.js';
+import { createOutbox } from '../src/modules/outbox/outbox.js';
+import { eventsOf } from '../src/modules/outbox/outbox.repository.js';
 import { bearer, buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 
 /** The zone the test app's calendar runs in (PLATFORM_TIME_ZONE's default). */
@@ -77,8 +83,11 @@ describe('POST /client/kyc/validate', () => {
         .select()
         .from(activityLog)
         .where(and(eq(activityLog.action, 'user.kyc_checked'), eq(activityLog.subjectId, client.user.id)));
-      expect(entry).toMatchObject({ actorId: client.user.id, before: { kyc_status: 'none' }, after: { kyc_status: 'verified' } });
+      expect(entry).toMatchObject({ actorId: client.user.id, before: { kyc_status: 'none' }, after: { kyc_status: 'verified', verification_id: rows[0]!.id } });
       expect(JSON.stringify(entry)).not.toContain('880392014471');
+      const events = (await eventsOf(t.database.db, 'user', client.user.id)).filter((e) => e.type === 'user.kyc_checked');
+      expect(events).toEqual([expect.objectContaining({ actorId: client.user.id, payload: expect.objectContaining({ from: 'none', to: 'verified', verifier: 'builtin' }) })]);
+      expect(JSON.stringify(events)).not.toContain('880392014471');
     });
 
     it('accepts each document type in its format', async () => {
@@ -133,6 +142,33 @@ describe('POST /client/kyc/validate', () => {
       expectError(await submit(client.token, validBody(client)), 409, 'conflict');
       const rows = await t.database.db.select().from(kycVerifications).where(eq(kycVerifications.userId, client.user.id));
       expect(rows).toHaveLength(1);
+    });
+
+    it('answers 409 with current_status, and records nothing, when another check verified the identity while the verifier ran', async () => {
+      const client = await createClient(t);
+      const db = t.database.db;
+      const recorder = createActivityRecorder({ db });
+      const racing = createKycService({
+        db,
+        recorder,
+        outbox: createOutbox({ db }),
+        clock: createClock(PLATFORM_ZONE),
+        verifier: {
+          name: 'slow-vendor',
+          async verify() {
+            // A second submission, answered first, committed its verification meanwhile.
+            await db.update(users).set({ kycStatus: 'verified' }).where(eq(users.id, client.user.id));
+            return { status: 'rejected', reasons: ['document_expired'] };
+          },
+        },
+      });
+      const actor: Actor = { kind: 'user', userId: client.user.id, role: 'client', sessionId: 's', requestId: 'kyc-race', ip: '192.0.2.1' };
+      const body = KycBody.parse(validBody(client));
+      await expect(racing.validate(actor, body)).rejects.toMatchObject({ statusCode: 409, code: 'conflict', extra: { current_status: 'verified' } });
+      const [user] = await db.select().from(users).where(eq(users.id, client.user.id));
+      expect(user?.kycStatus).toBe('verified');
+      expect(await db.select().from(kycVerifications).where(eq(kycVerifications.userId, client.user.id))).toEqual([]);
+      expect(await db.select().from(activityLog).where(and(eq(activityLog.action, 'user.kyc_checked'), eq(activityLog.subjectId, client.user.id)))).toEqual([]);
     });
 
     it('answers 422 on the field for each malformed value', async () => {

@@ -88,7 +88,9 @@ describe('request expiry', () => {
     const [entry] = await logOf('service_request', quoted.id);
     expect(entry).toMatchObject({ action: 'service_request.expired', actorId: null, actorRole: 'system', before: { status: 'quoted' }, after: { status: 'expired' } });
     expect(await logOf('offer', pending.id)).toHaveLength(1);
-    expect(await eventTypes('service_request', open.id)).toEqual([{ type: 'service_request.expired', actorId: null, payload: { from: 'open', to: 'expired' } }]);
+    expect(await eventTypes('service_request', open.id)).toEqual([
+      { type: 'service_request.expired', actorId: null, payload: expect.objectContaining({ from: 'open', to: 'expired', status: 'expired', client_id: open.clientId }) },
+    ]);
     expect((await eventTypes('offer', pending.id)).map((e) => e.type)).toEqual(['offer.expired']);
 
     nothingMoved(await timers().run(['request-expiry']));
@@ -246,7 +248,7 @@ describe('timers CLI (node dist/cli/timers.js)', () => {
       const handle = { database: seeding } as unknown as TestApp;
       const recorder = createActivityRecorder({ db: seeding.db });
       const account = (role: 'client' | 'prestataire', n: number) =>
-        createUsersService({ db: seeding.db, recorder }).createAccount(systemActor, {
+        createUsersService({ db: seeding.db, recorder, outbox: createOutbox({ db: seeding.db }) }).createAccount(systemActor, {
           role,
           email: `${role}${n}@cli.test`,
           password: 'correct horse battery',

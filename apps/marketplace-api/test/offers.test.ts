@@ -1,6 +1,10 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activityLog, appointments, domainEvents, offers, prestataireServices, serviceRequests } from '../src/db/schema/index.js';
+import { createActivityRecorder } from '../src/modules/activity-log/activity-log.recorder.js';
+import { createLifecycleTimersService } from '../src/modules/booking/timers/timers.service.js';
+import { createOutbox } from '../src/modules/outbox/outbox.js';
+import { createSettingsService } from '../src/modules/settings/settings.service.js';
 import { buildTestApp, createAdmin, createClient, createPrestataire, expectError, type TestApp, type TestUser } from './helpers.js';
 import { GRENOBLE, lifecycleFixtures } from './lifecycle-fixtures.js';
 
@@ -228,6 +232,58 @@ describe('POST /offers/{offer}/accept and /refuse', () => {
     expect(expectError(await api('POST', `/offers/${o.id}/accept`, client.token), 409, 'conflict').current_status).toBe('expired');
     expect(await statusOf(o.id)).toBe('expired');
     expect(await requestStatus(r.id)).toBe('quoted');
+  });
+
+  /** The offer's expiries: its log entries and its events. */
+  async function expiriesOf(offerId: number) {
+    const db = t.database.db;
+    const [entries, events] = await Promise.all([
+      db.select().from(activityLog).where(and(eq(activityLog.action, 'offer.expired'), eq(activityLog.subjectType, 'offer'), eq(activityLog.subjectId, offerId))),
+      db.select().from(domainEvents).where(and(eq(domainEvents.type, 'offer.expired'), eq(domainEvents.subjectType, 'offer'), eq(domainEvents.subjectId, offerId))),
+    ]);
+    return { entries, events };
+  }
+
+  async function staleOffer() {
+    const p = await f.prestataire([serviceId]);
+    const r = await f.request(client, serviceId);
+    const o = (await f.offer(p, r.id)).json().data;
+    await t.database.db.update(offers).set({ validUntil: new Date(Date.now() - 1000) }).where(eq(offers.id, o.id));
+    return { r, o };
+  }
+
+  it('expires an offer past valid_until in the accept’s own transaction, once, however many accepts come at once', async () => {
+    const { r, o } = await staleOffer();
+    const results = await Promise.all(Array.from({ length: 5 }, () => api('POST', `/offers/${o.id}/accept`, client.token)));
+    for (const res of results) {
+      expect(expectError(res, 409, 'conflict')).toMatchObject({ current_status: 'expired', message: 'Cannot accept an offer whose status is expired (allowed from: pending)' });
+    }
+    const { entries, events } = await expiriesOf(o.id);
+    expect(entries).toEqual([
+      expect.objectContaining({
+        actorId: client.user.id,
+        before: expect.objectContaining({ status: 'pending' }),
+        after: expect.objectContaining({ status: 'expired', reason: 'valid_until_passed' }),
+      }),
+    ]);
+    expect(events).toEqual([expect.objectContaining({ actorId: client.user.id, payload: expect.objectContaining({ from: 'pending', to: 'expired' }) })]);
+    expect(await requestStatus(r.id)).toBe('quoted');
+    expect(await t.database.db.select().from(appointments).where(eq(appointments.serviceRequestId, r.id))).toEqual([]);
+  });
+
+  it('an accept racing the offer-expiry timer: the offer expires once, and the accept answers 409 expired', async () => {
+    const { o } = await staleOffer();
+    const db = t.database.db;
+    const recorder = createActivityRecorder({ db });
+    const timers = createLifecycleTimersService({ db, recorder, outbox: createOutbox({ db }), settings: createSettingsService({ db, recorder }) });
+    const [accepted, swept] = await Promise.all([api('POST', `/offers/${o.id}/accept`, client.token), timers.offerExpiry()]);
+    expect(expectError(accepted, 409, 'conflict').current_status).toBe('expired');
+    expect(await statusOf(o.id)).toBe('expired');
+    const { entries, events } = await expiriesOf(o.id);
+    expect(entries).toHaveLength(1);
+    expect(events).toHaveLength(1);
+    // Whoever moved it is its actor: the client's accept, or the timer (no user).
+    expect(swept.offers.includes(o.id)).toBe(events[0]!.actorId === null);
   });
 
   it('answers 409 when the prestataire’s slot was taken since the offer', async () => {

@@ -21,6 +21,8 @@ export interface ModuleDeps {
   users: UsersService;
   /** The one writer of the activity log. */
   recorder: ActivityRecorder;
+  /** The one writer of domain events: every state move publishes through it, in its own transaction. */
+  outbox: Outbox;
   mailer: Mailer;
   storage: Storage;
   throttle: LoginThrottle;
@@ -38,8 +40,6 @@ export interface ModuleDeps {
  */
 export interface ModuleContext extends ModuleDeps {
   app: FastifyInstance;
-  /** The one writer of domain events: every state move publishes through it, in its own transaction. */
-  outbox: Outbox;
   /** The platform settings, one instance: the modules whose rules depend on them take it. */
   settings: SettingsService;
   /** The platform's calendar: "today" for expiry dates and ages (PLATFORM_TIME_ZONE). */

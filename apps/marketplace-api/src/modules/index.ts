@@ -20,7 +20,6 @@ import { laborModule } from './labor/index.js';
 import { mediaModule } from './media/index.js';
 import { myAccountModule } from './my-account/index.js';
 import { notificationsModule } from './notifications/index.js';
-import { createOutbox } from './outbox/index.js';
 import { paymentsModule } from './payments/index.js';
 import { prestataireDashboardModule } from './prestataire-dashboard/index.js';
 import { prestataireProfileModule } from './prestataire-profile/index.js';
@@ -48,7 +47,6 @@ export async function registerModules(app: FastifyInstance, deps: ModuleDeps) {
   const ctx: ModuleContext = {
     ...deps,
     app,
-    outbox: createOutbox({ db }),
     settings: createSettingsService({ db, recorder }),
     clock: createClock(config.platformTimeZone),
     consumers: [],

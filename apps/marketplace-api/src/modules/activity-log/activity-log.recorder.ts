@@ -1,6 +1,6 @@
 import type { DbTx } from '../../db/index.js';
 import type { Caller } from '../../lib/context.js';
-import { insertActivity } from './activity-log.repository.js';
+import { insertActivities, insertActivity, type NewActivityEntry } from './activity-log.repository.js';
 
 /** What an entry is about: `{ type: 'user', id: 42 }`. */
 export interface ActivitySubject {
@@ -31,18 +31,27 @@ function actorColumns(actor: Caller) {
  * record. Given the caller's transaction, the entry commits or rolls back with the change it records.
  */
 export function createActivityRecorder(deps: { db: DbTx }) {
+  const entry = (actor: Caller, action: string, subject: ActivitySubject, details: ActivityDetails): NewActivityEntry => ({
+    ...actorColumns(actor),
+    action,
+    subjectType: subject.type,
+    subjectId: subject.id,
+    before: details.before ?? null,
+    after: details.after ?? null,
+    requestId: actor.requestId,
+  });
   return {
     /** Records who (`actor`) did what (`action`, dotted: `user.status_changed`) to which subject. */
     async record(actor: Caller, action: string, subject: ActivitySubject, details: ActivityDetails = {}, tx?: DbTx) {
-      await insertActivity(tx ?? deps.db, {
-        ...actorColumns(actor),
-        action,
-        subjectType: subject.type,
-        subjectId: subject.id,
-        before: details.before ?? null,
-        after: details.after ?? null,
-        requestId: actor.requestId,
-      });
+      await insertActivity(tx ?? deps.db, entry(actor, action, subject, details));
+    },
+
+    /** Records several entries of one actor (a bulk move's, one per row) in one statement. */
+    async recordMany(actor: Caller, entries: readonly { action: string; subject: ActivitySubject; details: ActivityDetails }[], tx?: DbTx) {
+      await insertActivities(
+        tx ?? deps.db,
+        entries.map((e) => entry(actor, e.action, e.subject, e.details)),
+      );
     },
   };
 }

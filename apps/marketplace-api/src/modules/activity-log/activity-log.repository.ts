@@ -12,6 +12,16 @@ export async function insertActivity(db: DbTx, entry: NewActivityEntry) {
   await db.insert(activityLog).values(entry);
 }
 
+/** Rows per statement: a statement carries at most 65 535 parameters, and an entry takes nine. */
+const ENTRIES_PER_INSERT = 5_000;
+
+/** Appends entries (a bulk move's) with one multi-row insert per few thousand. */
+export async function insertActivities(db: DbTx, entries: readonly NewActivityEntry[]) {
+  for (let i = 0; i < entries.length; i += ENTRIES_PER_INSERT) {
+    await db.insert(activityLog).values(entries.slice(i, i + ENTRIES_PER_INSERT));
+  }
+}
+
 export interface ActivityFilters {
   actorId?: number;
   subjectType?: string;

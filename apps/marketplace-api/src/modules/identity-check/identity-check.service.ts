@@ -5,13 +5,15 @@ import type { User } from '../../db/schema/index.js';
 import { ADULT_AGE, hasAge, type KycVerifier } from '../../integrations/kyc/kyc.js';
 import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
-import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
-import { userRecords } from '../user-store/index.js';
+import { transition } from '../../lib/transitions.js';
+import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { Outbox } from '../outbox/outbox.js';
+import { findUserById } from '../user-store/users.repository.js';
 import * as repo from './identity-check.repository.js';
 import type { KycBody } from './identity-check.schemas.js';
 
 function alreadyVerified(): AppError {
-  return new AppError('conflict', 'Your identity is already verified');
+  return new AppError('conflict', 'Your identity is already verified', { extra: { current_status: 'verified' } });
 }
 
 export interface KycOutcome {
@@ -27,19 +29,20 @@ function checkBirthDate(birthDate: string, today: string) {
   if (!hasAge(birthDate, ADULT_AGE, today)) throw AppError.validation({ birth_date: [`You must be at least ${ADULT_AGE} years old`] });
 }
 
-export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock: Clock; recorder: ActivityRecorder }) {
-  const { db, verifier, clock, recorder } = deps;
+export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock: Clock; recorder: ActivityRecorder; outbox: Outbox }) {
+  const { db, verifier, clock, recorder, outbox } = deps;
 
   return {
     /**
      * Checks a client's identity document and records the outcome. The verifier runs outside the
-     * transaction (a vendor may take seconds); the write then refuses to overwrite a verification
-     * that a concurrent submission recorded meanwhile.
+     * transaction (a vendor may take seconds); the outcome then moves the account's identity status
+     * through its machine, which refuses to overwrite a verification that a concurrent submission
+     * recorded meanwhile (409 with `current_status`, the check's row rolled back with it).
      */
     async validate(actor: Actor, body: KycBody): Promise<KycOutcome> {
       const userId = actor.userId;
       checkBirthDate(body.birth_date, clock.today());
-      const account = await userRecords.findUserById(db, userId);
+      const account = await findUserById(db, userId);
       if (!account || account.deletedAt) throw AppError.notFound('User');
       if (account.kycStatus === 'verified') throw alreadyVerified();
 
@@ -55,8 +58,6 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock:
       const result = await verifier.verify(submission, { firstName: account.firstName, lastName: account.lastName });
 
       return withTransaction(db, async (tx) => {
-        const user = await repo.setKycStatus(tx, userId, result.status);
-        if (!user) throw alreadyVerified();
         const row = await repo.insertVerification(tx, {
           userId,
           firstName: submission.firstName,
@@ -70,16 +71,13 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock:
           status: result.status,
           reasons: result.reasons,
         });
-        await recorder.record(
-          actor,
-          'user.kyc_checked',
-          userSubject(userId),
-          {
-            before: { kyc_status: account.kycStatus },
-            after: { kyc_status: result.status, reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
-          },
-          tx,
-        );
+        const { row: user } = await transition(tx, { recorder, outbox, actor }, repo.kycMachine, userId, {
+          verb: result.status === 'verified' ? 'verify' : 'reject the identity of',
+          from: repo.UNVERIFIED,
+          to: result.status,
+          action: 'user.kyc_checked',
+          details: { reasons: result.reasons, verifier: verifier.name, verification_id: row.id },
+        });
         return { user, status: result.status, reasons: result.reasons, checkedAt: row.createdAt };
       });
     },

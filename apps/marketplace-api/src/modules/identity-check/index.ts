@@ -5,6 +5,6 @@ import { kycRoutes } from './identity-check.routes.js';
 import { createKycService } from './identity-check.service.js';
 
 /** A client's identity check (KYC). */
-export function identityCheckModule({ db, clock, recorder }: ModuleContext): Mounted {
-  return { routes: kycRoutes({ kyc: createKycService({ db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock, recorder }) }) };
+export function identityCheckModule({ db, clock, recorder, outbox }: ModuleContext): Mounted {
+  return { routes: kycRoutes({ kyc: createKycService({ db, verifier: createBuiltinKycVerifier({ today: clock.today }), clock, recorder, outbox }) }) };
 }

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, exists, inArray, isNull, sql } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/pg-core';
 import type { DbTx } from '../../db/index.js';
-import { prestataireProfiles, users, VALIDATION_STATUSES, type PrestataireProfile, type ValidationStatus } from '../../db/schema/index.js';
+import { prestataireProfiles, users, VALIDATION_STATUSES, type ValidationStatus } from '../../db/schema/index.js';
 import { defineStateMachine } from '../../lib/transitions.js';
 
 const livePrestataire = (userId: number) => and(eq(users.id, userId), eq(users.role, 'prestataire'), isNull(users.deletedAt));
@@ -40,31 +40,6 @@ export async function findPrestataire(db: DbTx, userId: number) {
     .innerJoin(prestataireProfiles, eq(prestataireProfiles.userId, users.id))
     .where(livePrestataire(userId))
     .limit(1);
-  return row;
-}
-
-export interface ValidationChange {
-  validationStatus: ValidationStatus;
-  validationNote?: string | null;
-  validatedAt?: Date | null;
-  suspendedAt?: Date | null;
-}
-
-/**
- * Moves a profile's validation status only when it is currently one of `from`; undefined when it is
- * not, so two racing admins (or an admin racing an upload) cannot both win.
- */
-export async function moveValidationStatus(
-  db: DbTx,
-  userId: number,
-  from: readonly ValidationStatus[],
-  change: ValidationChange,
-): Promise<PrestataireProfile | undefined> {
-  const [row] = await db
-    .update(prestataireProfiles)
-    .set({ ...change, updatedAt: sql`now()` })
-    .where(and(eq(prestataireProfiles.userId, userId), inArray(prestataireProfiles.validationStatus, [...from])))
-    .returning();
   return row;
 }
 

@@ -5,10 +5,12 @@ import type { Document } from '../../db/schema/index.js';
 import { newStorageKey, type Storage } from '../../integrations/storage/storage.js';
 import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
+import { transitionMany } from '../../lib/transitions.js';
 import type { UploadedFile } from '../../lib/uploads.js';
-import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
-import { userRecords } from '../user-store/index.js';
-import { findPrestataire, moveValidationStatus } from './admin-review.repository.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { Outbox } from '../outbox/outbox.js';
+import { findPrestataire, validationMachine } from './admin-review.repository.js';
+import { findUserById } from '../user-store/users.repository.js';
 import * as repo from './documents.repository.js';
 import { MAX_DOCUMENTS_PER_USER, requiredChecklist, type DocumentFields } from './documents.schemas.js';
 
@@ -34,8 +36,8 @@ export function auditDocument(doc: Document): Record<string, unknown> {
  * Compliance documents: a prestataire's own uploads, files an admin puts on any account, and the
  * admin's downloads. Files are stored under `private/`, which the public media route never serves.
  */
-export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock: Clock; recorder: ActivityRecorder }) {
-  const { db, storage, clock, recorder } = deps;
+export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock: Clock; recorder: ActivityRecorder; outbox: Outbox }) {
+  const { db, storage, clock, recorder, outbox } = deps;
 
   /**
    * Writes the file, then its row (and, for a prestataire asked for documents, its return to the
@@ -68,17 +70,14 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
           uploadedBy: actor.userId,
         });
         await log(tx, doc);
-        // Documents arriving for a prestataire who was asked for them put it back in the queue.
-        const resubmitted = await moveValidationStatus(tx, userId, ['documents_requested'], { validationStatus: 'pending' });
-        if (resubmitted) {
-          await recorder.record(
-            actor,
-            'prestataire.documents_submitted',
-            userSubject(userId),
-            { before: { validation_status: 'documents_requested' }, after: { validation_status: 'pending', document_id: doc.id, type: doc.type } },
-            tx,
-          );
-        }
+        // Documents arriving for a prestataire who was asked for them put it back in the queue; a
+        // prestataire in any other state, or an account that is none, stays as it is.
+        await transitionMany(tx, { recorder, outbox, actor }, validationMachine, [userId], {
+          from: ['documents_requested'],
+          to: 'pending',
+          action: 'prestataire.documents_submitted',
+          details: { document_id: doc.id, type: doc.type },
+        });
         return doc;
       });
       return { doc, today };
@@ -131,7 +130,7 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
     /** An admin files a document on any live account. */
     async fileOnUser(actor: Actor, userId: number, upload: DocumentUpload) {
       const today = checkExpiry(upload);
-      const user = await userRecords.findUserById(db, userId);
+      const user = await findUserById(db, userId);
       if (!user || user.deletedAt) throw AppError.notFound('User');
       return store(actor, userId, upload, today, (tx, doc) =>
         recorder.record(actor, 'user.document_added', userSubject(userId), { after: auditDocument(doc) }, tx),

@@ -14,7 +14,7 @@ import { createDocumentsService } from './documents.service.js';
 export function prestataireVettingModule({ db, storage, clock, recorder, mailer, outbox }: ModuleContext): Mounted {
   return {
     routes: async (api) => {
-      await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage, clock, recorder }) }));
+      await api.register(documentsRoutes({ documents: createDocumentsService({ db, storage, clock, recorder, outbox }) }));
       await api.register(adminPrestatairesRoutes({ adminPrestataires: createAdminPrestatairesService({ db, mailer, clock, recorder, outbox }) }));
       await api.register(complianceRoutes({ compliance: createComplianceService({ db, mailer, clock, recorder, outbox }) }));
     },

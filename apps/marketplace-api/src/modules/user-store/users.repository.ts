@@ -8,10 +8,30 @@ import {
   prestataireProfiles,
   sessions,
   userTokens,
+  USER_STATUSES,
   users,
   type NewUser,
   type User,
 } from '../../db/schema/index.js';
+import { defineStateMachine } from '../../lib/transitions.js';
+
+/**
+ * An account's status (DESIGN.md §6: active | suspended | banned), moved by `transition`; a deleted
+ * (anonymised) account is not found. The reason is kept beside the state and logged with it.
+ */
+export const userStatusMachine = defineStateMachine({
+  table: users,
+  key: users.id,
+  state: users.status,
+  states: USER_STATUSES,
+  scope: () => isNull(users.deletedAt),
+  label: 'User',
+  noun: 'account',
+  stateName: 'status',
+  subjectType: 'user',
+  audit: (u) => ({ status: u.status, reason: u.statusReason }),
+  stamp: () => ({ updatedAt: sql`now()` }),
+});
 
 export async function findUserByEmail(db: DbTx, email: string) {
   const [user] = await db.select().from(users).where(eq(users.email, email)).limit(1);
@@ -48,16 +68,6 @@ export async function insertProfile(db: DbTx, values: typeof prestataireProfiles
 export async function lockUser(tx: DbTx, id: number) {
   const [user] = await tx.select().from(users).where(eq(users.id, id)).for('update');
   return user;
-}
-
-/** A live account's status, locked until the end of the transaction. */
-export async function lockLiveUserStatus(tx: DbTx, id: number) {
-  const [row] = await tx
-    .select({ status: users.status })
-    .from(users)
-    .where(and(eq(users.id, id), isNull(users.deletedAt)))
-    .for('update');
-  return row;
 }
 
 /** What an anonymised account leaves behind: its push devices, one-time tokens and favourites. */

@@ -2,9 +2,11 @@ import { hashPassword } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
-import type { Lang, Role, User, UserStatus } from '../../db/schema/index.js';
+import type { Lang, Role, User, UserStatus, users } from '../../db/schema/index.js';
 import type { Actor, Caller, SystemActor } from '../../lib/context.js';
-import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import { transition, type Move } from '../../lib/transitions.js';
+import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
+import type { Outbox } from '../outbox/outbox.js';
 import * as repo from './users.repository.js';
 import { presentUser } from './users.schemas.js';
 
@@ -47,12 +49,23 @@ export function auditUser(user: User): Record<string, unknown> {
 }
 
 /**
+ * The move to each status. An account comes back to `active` from a suspension or a ban; it can be
+ * suspended or banned from any status, its own included (the reason changes; a ban eased to a
+ * suspension). An active account staying active has no move: there is nothing to change.
+ */
+const STATUS_MOVES: Record<UserStatus, Omit<Move<typeof users, UserStatus>, 'set' | 'details'>> = {
+  active: { verb: 'reactivate', from: ['suspended', 'banned'], to: 'active', action: 'user.status_changed' },
+  suspended: { verb: 'suspend', from: ['active', 'suspended', 'banned'], to: 'suspended', action: 'user.status_changed' },
+  banned: { verb: 'ban', from: ['active', 'suspended', 'banned'], to: 'banned', action: 'user.status_changed' },
+};
+
+/**
  * Account operations shared by sign-up, social sign-in, admin user management and deletion. Built
  * once; the writes take the caller's transaction as their last argument, so that an admin's checks
  * and the change they guard commit together.
  */
-export function createUsersService(deps: { db: DbTx; recorder: ActivityRecorder }) {
-  const { db, recorder } = deps;
+export function createUsersService(deps: { db: DbTx; recorder: ActivityRecorder; outbox: Outbox }) {
+  const { db, recorder, outbox } = deps;
 
   return {
     present: presentUser,
@@ -103,17 +116,18 @@ export function createUsersService(deps: { db: DbTx; recorder: ActivityRecorder 
     },
 
     /**
-     * Changes an account's status; leaving `active` revokes every session at once (the session
-     * check also refuses non-active users, so a racing request cannot slip through).
+     * Changes an account's status through its state machine (the row locked, the move checked and
+     * made, logged and published in one transaction: 409 with `current_status` for a move the status
+     * does not allow). Leaving `active` revokes every session at once (the session check also refuses
+     * non-active users, so a racing request cannot slip through).
      */
     async setStatus(actor: Actor | SystemActor, userId: number, status: UserStatus, reason: string | null, tx?: DbTx) {
       return withTransaction(tx ?? db, async (tx) => {
-        const before = await repo.lockLiveUserStatus(tx, userId);
-        if (!before) throw AppError.notFound('User');
-        const user = await repo.updateUser(tx, userId, { status, statusReason: reason });
-        if (!user) throw AppError.notFound('User');
+        const { row: user } = await transition(tx, { recorder, outbox, actor }, repo.userStatusMachine, userId, {
+          ...STATUS_MOVES[status],
+          set: () => ({ statusReason: reason }),
+        });
         if (status !== 'active') await repo.revokeUserSessions(tx, userId);
-        await recorder.record(actor, 'user.status_changed', userSubject(userId), { before: { status: before.status }, after: { status, reason } }, tx);
         return user;
       });
     },

@@ -72,6 +72,12 @@ export async function findOfferWithRequest(db: DbTx, id: number) {
   return row;
 }
 
+/** The offer, locked until the end of the transaction. */
+export async function lockOffer(db: DbTx, id: number): Promise<Offer | undefined> {
+  const [row] = await db.select().from(offers).where(eq(offers.id, id)).for('update');
+  return row;
+}
+
 export async function insertOffer(db: DbTx, values: typeof offers.$inferInsert): Promise<Offer> {
   const [row] = await db.insert(offers).values(values).returning();
   return row!;

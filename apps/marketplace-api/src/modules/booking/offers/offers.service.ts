@@ -181,23 +181,26 @@ export function createOffersService(deps: {
      * The client takes an offer. In one transaction, under the request's lock (so two accepts of one
      * request run one after the other and the second finds it accepted: 409): the offer is accepted,
      * the request accepted, the other pending offers refused, and the appointment booked — the
-     * database's exclusion constraint refusing a slot taken since (409).
+     * database's exclusion constraint refusing a slot taken since (409). An offer past its
+     * `valid_until` that the timer has not expired yet expires in that same transaction, read under
+     * its lock, and the transaction commits the expiry before the 409 of an expired offer answers: no
+     * window in which it is accepted late, or answered expired while still pending.
      */
     async accept(actor: Actor, offerId: number) {
       const found = await offerOfClient(actor, offerId);
-      if (found.offer.status === 'pending' && found.offer.validUntil <= now()) {
-        await transition(db, moveDeps(actor), repo.offerMachine, offerId, {
-          verb: 'expire',
-          from: ['pending'],
-          to: 'expired',
-          action: 'offer.expired',
-        }).catch((error: unknown) => {
-          // Another request moved it first; the move below reports the state it is in.
-          if (!(error instanceof AppError)) throw error;
-        });
-      }
-      return withTransaction(db, async (tx) => {
-        await lockRequest(tx, found.request.id);
+      const outcome = await withTransaction(db, async (tx) => {
+        // Sent together, run in this order: the request first, then the offer, as every accept locks them.
+        const [, current] = await Promise.all([lockRequest(tx, found.request.id), repo.lockOffer(tx, offerId)]);
+        if (current?.status === 'pending' && current.validUntil <= now()) {
+          const { row: expired } = await transition(tx, moveDeps(actor), repo.offerMachine, offerId, {
+            verb: 'expire',
+            from: ['pending'],
+            to: 'expired',
+            action: 'offer.expired',
+            details: { reason: 'valid_until_passed' },
+          });
+          return { expired };
+        }
         const { row: offer } = await transition(tx, moveDeps(actor), repo.offerMachine, offerId, {
           verb: 'accept',
           from: ['pending'],
@@ -237,8 +240,11 @@ export function createOffersService(deps: {
           }),
           present(tx, offer),
         ]);
-        return { offer: presented, appointment };
+        return { accepted: { offer: presented, appointment } };
       });
+      // The expiry has committed; the answer is the one an expired offer gets.
+      if (outcome.expired) throw illegalMove(repo.offerMachine, 'accept', outcome.expired.status, ['pending']);
+      return outcome.accepted;
     },
 
     async refuse(actor: Actor, offerId: number) {

@@ -1,9 +1,13 @@
 import { withTransaction } from '@repo/db';
 import type { DbTx } from '../../../db/index.js';
 import { systemActor } from '../../../lib/context.js';
-import type { ActivityRecorder } from '../../activity-log/index.js';
-import type { DomainEventInput, Outbox } from '../../outbox/index.js';
-import type { SettingsService } from '../../settings/index.js';
+import { transitionMany, type TransitionDeps } from '../../../lib/transitions.js';
+import type { ActivityRecorder } from '../../activity-log/activity-log.recorder.js';
+import type { Outbox } from '../../outbox/outbox.js';
+import type { SettingsService } from '../../settings/settings.service.js';
+import { appointmentMachine } from '../appointments/appointments.repository.js';
+import { offerMachine } from '../offers/offers.repository.js';
+import { LIVE_REQUEST_STATUSES, serviceRequestMachine } from '../requests/requests.repository.js';
 import * as repo from './timers.repository.js';
 
 export const TIMERS = ['request-expiry', 'offer-expiry', 'auto-complete'] as const;
@@ -16,21 +20,12 @@ export interface TimersResult {
   auto_complete?: { appointments: number[]; service_requests: number[] };
 }
 
-interface Moved {
-  subjectType: string;
-  id: number;
-  action: string;
-  from: string;
-  to: string;
-  extra?: Record<string, unknown>;
-}
-
 /**
  * The lifecycle's clocks (DESIGN.md §6): requests and offers expire, ended and paid appointments
- * complete on their own. Each pass works in batches, one transaction each: the due rows are claimed
- * (SKIP LOCKED) and moved by a conditional update, and every moved row gets its activity-log entry
- * (the system as actor) and its outbox event in that transaction. Two instances running at once
- * move each row once; a second pass finds nothing left to move.
+ * complete on their own. Each pass works in batches, one transaction each: the due rows are moved
+ * by `transitionMany` (one conditional update; one activity-log entry, the system as actor, and one
+ * outbox event per moved row, each kind in one insert). Two instances running at once move each
+ * row once; a second pass finds nothing left to move.
  */
 export function createLifecycleTimersService(deps: {
   db: DbTx;
@@ -40,24 +35,8 @@ export function createLifecycleTimersService(deps: {
   batchSize?: number;
 }) {
   const batchSize = deps.batchSize ?? 500;
-
-  async function record(tx: DbTx, moved: Moved[]) {
-    for (const m of moved) {
-      await deps.recorder.record(
-        systemActor,
-        m.action,
-        { type: m.subjectType, id: m.id },
-        { before: { status: m.from }, after: { status: m.to, ...m.extra } },
-        tx,
-      );
-    }
-    const events: DomainEventInput[] = moved.map((m) => ({
-      type: m.action,
-      subject: { type: m.subjectType, id: m.id },
-      payload: { from: m.from, to: m.to, ...m.extra },
-    }));
-    await deps.outbox.publish(systemActor, events, tx);
-  }
+  const moveDeps: TransitionDeps = { recorder: deps.recorder, outbox: deps.outbox, actor: systemActor };
+  const ids = (moved: { row: { id: number } }[]) => moved.map((m) => m.row.id);
 
   /** Runs `batch` until a batch claims fewer rows than the batch size. */
   async function inBatches(batch: (tx: DbTx) => Promise<number>) {
@@ -70,30 +49,21 @@ export function createLifecycleTimersService(deps: {
   async function requestExpiry() {
     const result = { service_requests: [] as number[], offers: [] as number[] };
     await inBatches(async (tx) => {
-      const due = await repo.claimExpiredRequests(tx, batchSize);
-      const expired = await repo.expireRequests(
-        tx,
-        due.map((r) => r.id),
-      );
-      const before = new Map(due.map((r) => [r.id, r.status]));
-      const offers = await repo.expireOffersOfRequests(
-        tx,
-        expired.map((r) => r.id),
-      );
-      await record(tx, [
-        ...expired.map((r) => ({ subjectType: 'service_request', id: r.id, action: 'service_request.expired', from: before.get(r.id) ?? 'open', to: 'expired' })),
-        ...offers.map((o) => ({
-          subjectType: 'offer',
-          id: o.id,
-          action: 'offer.expired',
-          from: 'pending',
-          to: 'expired',
-          extra: { service_request_id: o.serviceRequestId, reason: 'request_expired' },
-        })),
-      ]);
-      result.service_requests.push(...expired.map((r) => r.id));
-      result.offers.push(...offers.map((o) => o.id));
-      return due.length;
+      const expired = await transitionMany(tx, moveDeps, serviceRequestMachine, repo.dueRequests(batchSize), {
+        from: LIVE_REQUEST_STATUSES,
+        to: 'expired',
+        action: 'service_request.expired',
+      });
+      // Their pending offers expire with them.
+      const offers = await transitionMany(tx, moveDeps, offerMachine, repo.offersOfRequests(ids(expired)), {
+        from: ['pending'],
+        to: 'expired',
+        action: 'offer.expired',
+        details: { reason: 'request_expired' },
+      });
+      result.service_requests.push(...ids(expired));
+      result.offers.push(...ids(offers));
+      return expired.length;
     });
     return result;
   }
@@ -101,25 +71,15 @@ export function createLifecycleTimersService(deps: {
   async function offerExpiry() {
     const result = { offers: [] as number[] };
     await inBatches(async (tx) => {
-      const due = await repo.claimExpiredOffers(tx, batchSize);
       // A request left without a pending offer stays `quoted`: the client may still get new offers until it expires.
-      const expired = await repo.expireOffers(
-        tx,
-        due.map((o) => o.id),
-      );
-      await record(
-        tx,
-        expired.map((o) => ({
-          subjectType: 'offer',
-          id: o.id,
-          action: 'offer.expired',
-          from: 'pending',
-          to: 'expired',
-          extra: { service_request_id: o.serviceRequestId, reason: 'valid_until_passed' },
-        })),
-      );
-      result.offers.push(...expired.map((o) => o.id));
-      return due.length;
+      const expired = await transitionMany(tx, moveDeps, offerMachine, repo.dueOffers(batchSize), {
+        from: ['pending'],
+        to: 'expired',
+        action: 'offer.expired',
+        details: { reason: 'valid_until_passed' },
+      });
+      result.offers.push(...ids(expired));
+      return expired.length;
     });
     return result;
   }
@@ -128,29 +88,23 @@ export function createLifecycleTimersService(deps: {
     const result = { appointments: [] as number[], service_requests: [] as number[] };
     const { auto_complete_days: days } = await deps.settings.get();
     await inBatches(async (tx) => {
-      const due = await repo.claimCompletableAppointments(tx, days, batchSize);
-      const completed = await repo.completeAppointments(
+      const completed = await transitionMany(tx, moveDeps, appointmentMachine, repo.completableAppointments(days, batchSize), {
+        from: ['ended'],
+        to: 'completed',
+        action: 'appointment.completed',
+        set: () => ({ completedAt: new Date() }),
+        details: { automatic: true, auto_complete_days: days },
+      });
+      const requests = await transitionMany(
         tx,
-        due.map((a) => a.id),
+        moveDeps,
+        serviceRequestMachine,
+        completed.map((a) => a.row.serviceRequestId),
+        { from: ['accepted'], to: 'completed', action: 'service_request.completed' },
       );
-      const requests = await repo.completeRequests(
-        tx,
-        completed.map((a) => a.serviceRequestId),
-      );
-      await record(tx, [
-        ...completed.map((a) => ({
-          subjectType: 'appointment',
-          id: a.id,
-          action: 'appointment.completed',
-          from: 'ended',
-          to: 'completed',
-          extra: { automatic: true, auto_complete_days: days, price_cents: a.priceCents },
-        })),
-        ...requests.map((r) => ({ subjectType: 'service_request', id: r.id, action: 'service_request.completed', from: 'accepted', to: 'completed' })),
-      ]);
-      result.appointments.push(...completed.map((a) => a.id));
-      result.service_requests.push(...requests.map((r) => r.id));
-      return due.length;
+      result.appointments.push(...ids(completed));
+      result.service_requests.push(...ids(requests));
+      return completed.length;
     });
     return result;
   }
