@@ -6,9 +6,9 @@ import { ADULT_AGE, hasAge, type KycVerifier } from '../../integrations/kyc/kyc.
 import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
 import { transition } from '../../lib/transitions.js';
-import type { ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
-import { findUserById } from '../user-store/users.repository.js';
+import type { ActivityRecorder } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
+import { userRecords } from '../user-store/index.js';
 import * as repo from './identity-check.repository.js';
 import type { KycBody } from './identity-check.schemas.js';
 
@@ -42,7 +42,7 @@ export function createKycService(deps: { db: DbTx; verifier: KycVerifier; clock:
     async validate(actor: Actor, body: KycBody): Promise<KycOutcome> {
       const userId = actor.userId;
       checkBirthDate(body.birth_date, clock.today());
-      const account = await findUserById(db, userId);
+      const account = await userRecords.findUserById(db, userId);
       if (!account || account.deletedAt) throw AppError.notFound('User');
       if (account.kycStatus === 'verified') throw alreadyVerified();
 

@@ -7,10 +7,10 @@ import type { Actor } from '../../lib/context.js';
 import type { Clock } from '../../lib/time.js';
 import { transitionMany } from '../../lib/transitions.js';
 import type { UploadedFile } from '../../lib/uploads.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
+import { userRecords } from '../user-store/index.js';
 import { findPrestataire, validationMachine } from './admin-review.repository.js';
-import { findUserById } from '../user-store/users.repository.js';
 import * as repo from './documents.repository.js';
 import { MAX_DOCUMENTS_PER_USER, requiredChecklist, type DocumentFields } from './documents.schemas.js';
 
@@ -130,7 +130,7 @@ export function createDocumentsService(deps: { db: DbTx; storage: Storage; clock
     /** An admin files a document on any live account. */
     async fileOnUser(actor: Actor, userId: number, upload: DocumentUpload) {
       const today = checkExpiry(upload);
-      const user = await findUserById(db, userId);
+      const user = await userRecords.findUserById(db, userId);
       if (!user || user.deletedAt) throw AppError.notFound('User');
       return store(actor, userId, upload, today, (tx, doc) =>
         recorder.record(actor, 'user.document_added', userSubject(userId), { after: auditDocument(doc) }, tx),

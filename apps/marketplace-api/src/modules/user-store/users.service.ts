@@ -5,8 +5,8 @@ import type { DbTx } from '../../db/index.js';
 import type { Lang, Role, User, UserStatus, users } from '../../db/schema/index.js';
 import type { Actor, Caller, SystemActor } from '../../lib/context.js';
 import { transition, type Move } from '../../lib/transitions.js';
-import { userSubject, type ActivityRecorder } from '../activity-log/activity-log.recorder.js';
-import type { Outbox } from '../outbox/outbox.js';
+import { type ActivityRecorder, userSubject } from '../activity-log/index.js';
+import type { Outbox } from '../outbox/index.js';
 import * as repo from './users.repository.js';
 import { presentUser } from './users.schemas.js';
 
