@@ -12,6 +12,7 @@ export default defineConfig({
       'test/stripe-server.test.ts',
       'test/repairdata-builtin.test.ts',
       'test/slots.test.ts',
+      'test/text.test.ts',
       'test/time.test.ts',
       'test/vin.test.ts',
       'test/migrate-cli.test.ts',

@@ -1,6 +1,6 @@
-import { DateTime } from 'luxon';
+import { DateTime, Settings } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { subtract, union, upcomingSlots, type Schedule } from '../src/modules/booking/slots/slot-grid.js';
+import { localDateOf, subtract, union, upcomingSlots, type Schedule } from '../src/modules/booking/slots/slot-grid.js';
 
 const allDay = [1, 2, 3, 4, 5, 6, 7].map((d) => ({ dayOfWeek: d, startTime: '00:00:00', endTime: '24:00:00' }));
 const longAgo = new Date('2000-01-01T00:00:00Z');
@@ -58,6 +58,71 @@ describe('free slots across daylight-saving changes', () => {
     const [forward] = starts(schedule('Australia/Sydney'), '2026-10-04');
     expect(forward?.starts).toHaveLength((23 * 60 - 60) / 30 + 1);
     expect(forward?.starts.map((s) => local(s, 'Australia/Sydney'))).not.toContain('02:30');
+  });
+
+  const sunday = (startTime: string, endTime: string) => [{ dayOfWeek: 7, startTime, endTime }];
+
+  it('a weekly time a fall-back change repeats is its first occurrence, east and west of UTC', () => {
+    // Paris, 25 October 2026: 02:00–03:00 happens twice (summer time, then winter time).
+    const [paris] = starts(schedule('Europe/Paris', { weekly: sunday('02:00:00', '04:00:00') }), '2026-10-25');
+    expect(paris?.starts).toEqual(['2026-10-25T00:00:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-25T01:00:00.000Z', '2026-10-25T01:30:00.000Z', '2026-10-25T02:00:00.000Z']);
+    // New York, 1 November 2026: 01:00–02:00 happens twice.
+    const [newYork] = starts(schedule('America/New_York', { weekly: sunday('01:00:00', '03:00:00') }), '2026-11-01');
+    expect(newYork?.starts[0]).toBe('2026-11-01T05:00:00.000Z');
+    expect(newYork?.starts).toHaveLength(5);
+    // Sydney, 5 April 2026: 02:00–03:00 happens twice.
+    const [sydney] = starts(schedule('Australia/Sydney', { weekly: sunday('02:00:00', '04:00:00') }), '2026-04-05');
+    expect(sydney?.starts[0]).toBe('2026-04-04T15:00:00.000Z');
+    expect(sydney?.starts).toHaveLength(5);
+  });
+
+  it('a weekly time a spring-forward change skips moves on by the gap', () => {
+    // Paris, 29 March 2026: 02:30 does not exist; the hours start at 03:30 summer time.
+    const [day] = starts(schedule('Europe/Paris', { weekly: sunday('02:30:00', '05:00:00') }), '2026-03-29');
+    expect(day?.starts).toEqual(['2026-03-29T01:30:00.000Z', '2026-03-29T02:00:00.000Z']);
+  });
+
+  it('a day starts at its first midnight where a change repeats midnight, and after the gap where one skips it', () => {
+    // Havana, 1 November 2026: 01:00 summer time becomes 00:00 winter time, a 25-hour day from its first midnight.
+    const [havana] = starts(schedule('America/Havana'), '2026-11-01');
+    expect(havana?.starts[0]).toBe('2026-11-01T04:00:00.000Z');
+    expect(havana?.starts).toHaveLength((25 * 60 - 60) / 30 + 1);
+    // Santiago, 6 September 2026: midnight is skipped, a 23-hour day from 01:00.
+    const [santiago] = starts(schedule('America/Santiago'), '2026-09-06');
+    expect(santiago?.starts[0]).toBe('2026-09-06T04:00:00.000Z');
+    expect(santiago?.starts).toHaveLength((23 * 60 - 60) / 30 + 1);
+  });
+
+  it('answers the same whatever the season the code runs in (Luxon alone resolves a repeated time by the offset of now)', () => {
+    const paris = schedule('Europe/Paris', { weekly: sunday('02:00:00', '04:00:00') });
+    const havana = schedule('America/Havana');
+    try {
+      // Dates no other test asks about, so each is worked out under its own clock.
+      Settings.now = () => Date.parse('2026-01-15T12:00:00Z');
+      const [parisInWinter] = starts(paris, '2027-10-31');
+      const [havanaInWinter] = starts(havana, '2027-11-07');
+      Settings.now = () => Date.parse('2026-07-15T12:00:00Z');
+      const [parisInSummer] = starts(paris, '2028-10-29');
+      const [havanaInSummer] = starts(havana, '2028-11-05');
+      expect(parisInWinter?.starts[0]).toBe('2027-10-31T00:00:00.000Z');
+      expect(parisInSummer?.starts[0]).toBe('2028-10-29T00:00:00.000Z');
+      expect(havanaInWinter?.starts[0]).toBe('2027-11-07T04:00:00.000Z');
+      expect(havanaInSummer?.starts[0]).toBe('2028-11-05T04:00:00.000Z');
+      for (const day of [havanaInWinter, havanaInSummer]) expect(day?.starts).toHaveLength((25 * 60 - 60) / 30 + 1);
+    } finally {
+      Settings.now = () => Date.now();
+    }
+  });
+
+  it('tells the local date of an instant, on both sides of midnight and of a change', () => {
+    const on = (iso: string, zone: string) => localDateOf(new Date(iso), zone);
+    expect(on('2026-03-28T22:59:59Z', 'Europe/Paris')).toBe('2026-03-28');
+    expect(on('2026-03-28T23:00:00Z', 'Europe/Paris')).toBe('2026-03-29');
+    expect(on('2026-03-29T21:59:59Z', 'Europe/Paris')).toBe('2026-03-29');
+    expect(on('2026-03-29T22:00:00Z', 'Europe/Paris')).toBe('2026-03-30');
+    expect(on('2026-11-01T03:59:59Z', 'America/Havana')).toBe('2026-10-31');
+    expect(on('2026-11-01T05:30:00Z', 'America/Havana')).toBe('2026-11-01');
+    expect(on('2026-06-01T11:59:59Z', 'Pacific/Kiritimati')).toBe('2026-06-02');
   });
 
   it('keeps the local half-hour grid in a zone offset by 45 minutes, and from an interval starting off the grid', () => {

@@ -1,3 +1,5 @@
+import { foldAccents } from '../../lib/text.js';
+
 /**
  * Identity checks of clients (KYC). The interface lets an identity-verification vendor be plugged
  * in; the built-in verifier checks what can be checked without one: the document's format and
@@ -68,15 +70,10 @@ export function hasAge(birthDate: string, years: number, today: string): boolean
   return anniversary <= today;
 }
 
-const LIGATURES: Record<string, string> = { œ: 'oe', æ: 'ae', ß: 'ss', ø: 'o', đ: 'd', ł: 'l' };
-
 /** A name compared without case, accents or punctuation: "Élodie-Marie" matches "elodie marie". */
 export function comparableName(value: string): string {
-  return value
+  return foldAccents(value)
     .toLowerCase()
-    .replace(/[œæßøđł]/g, (c) => LIGATURES[c] ?? c)
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 }

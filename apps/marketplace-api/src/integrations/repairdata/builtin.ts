@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { foldAccents } from '../../lib/text.js';
 import { normalisePlate, normaliseVin, vinModelYears, vinWmi } from '../../lib/vin.js';
 import type {
   IdentifyQuery,
@@ -137,7 +138,7 @@ interface Dataset {
 
 /** Lower case without accents, so "megane" finds "Mégane" and "freins" finds nothing by accident. */
 function fold(text: string): string {
-  return text.normalize('NFD').replace(/\p{Diacritic}/gu, '').toLowerCase();
+  return foldAccents(text).toLowerCase();
 }
 
 const round1 = (hours: number) => Math.round(hours * 10) / 10;

@@ -1,6 +1,7 @@
 import { envelope, id, iso, paginatedEnvelope, paginationQuery, storableText, timestamp, UNSTORABLE_TEXT_MESSAGE } from '@repo/schemas';
 import { z } from 'zod';
 import type { Service, ServiceCategory } from '../../db/schema/index.js';
+import { foldAccents } from '../../lib/text.js';
 import { CategoryResponse, CategorySummary, presentCategory, presentService } from '../catalogue/index.js';
 
 const text = (min: number, max: number) =>
@@ -100,12 +101,7 @@ export function presentAdminCategory(c: ServiceCategory, servicesCount: number, 
 
 /** A slug from a name: accents dropped (é → e, œ → oe), anything but letters and digits as one hyphen. */
 export function slugify(name: string): string {
-  return name
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .replace(/œ/gi, 'oe')
-    .replace(/æ/gi, 'ae')
-    .replace(/ß/g, 'ss')
+  return foldAccents(name)
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')

@@ -1,3 +1,5 @@
+import { foldAccents } from '../../lib/text.js';
+
 /**
  * Deterministic matching of a free-text problem description against the catalogue and repair
  * tasks: what answers when no model is configured or the model fails.
@@ -34,10 +36,7 @@ const SYMPTOMS: [RegExp, string[]][] = [
 ];
 
 export function normalise(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase();
+  return foldAccents(text).toLowerCase();
 }
 
 /** Words of at least three letters, without stopwords, with a crude plural strip. */

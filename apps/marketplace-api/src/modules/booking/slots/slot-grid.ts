@@ -1,4 +1,4 @@
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
 import { DAY_MS } from '../../../lib/time.js';
 
 /**
@@ -37,78 +37,119 @@ export const SLOT_GRID_MINUTES = 30 as const;
 export const MIN_LEAD_MINUTES = 60;
 
 const MINUTE = 60_000;
-/** Offsets change at whole quarter hours of UTC in every zone in use: an offset is looked up once per quarter. */
-const OFFSET_BUCKET = 15 * MINUTE;
-
-const MIDNIGHT_OFFSETS = new Map<string, Map<number, number>>();
-const MAX_CACHED_MIDNIGHTS = 4096;
-
-/**
- * Local wall-clock time of one zone, by arithmetic: local dates are day numbers (days since
- * 1970-01-01). A time-zone lookup costs far more than the rest of a day's computation, so the
- * zone's offset is looked up at each UTC midnight asked about, and inside a UTC day whose two
- * midnights differ (a change that day) once per quarter hour.
- */
-export function zoneClock(zone: string) {
-  const tz = IANAZone.create(zone);
-  // A zone's offset at an instant does not change: the midnights are kept across calls (bounded).
-  let midnights = MIDNIGHT_OFFSETS.get(zone);
-  if (!midnights || midnights.size > MAX_CACHED_MIDNIGHTS) {
-    midnights = new Map();
-    MIDNIGHT_OFFSETS.set(zone, midnights);
-  }
-  const quarters = new Map<number, number>();
-  const cached = (cache: Map<number, number>, key: number, at: number) => {
-    let o = cache.get(key);
-    if (o === undefined) {
-      o = tz.offset(at);
-      cache.set(key, o);
-    }
-    return o;
-  };
-  const offsetAt = (t: number): number => {
-    const day = Math.floor(t / DAY_MS);
-    const o = cached(midnights, day, day * DAY_MS);
-    if (o === cached(midnights, day + 1, (day + 1) * DAY_MS)) return o;
-    const quarter = Math.floor(t / OFFSET_BUCKET);
-    return cached(quarters, quarter, quarter * OFFSET_BUCKET);
-  };
-  return {
-    /** Minutes east of UTC at instant `t`. */
-    offsetAt,
-    /** The local day (day number) of instant `t`. */
-    dayOf(t: number): number {
-      return Math.floor((t + offsetAt(t) * MINUTE) / DAY_MS);
-    },
-    /**
-     * The instant of `minutes` after local midnight of local day `day` (Luxon's rule: a time skipped
-     * by a spring-forward change moves on by the gap; a repeated one is its first occurrence).
-     */
-    instant(day: number, minutes: number): number {
-      const local = day * DAY_MS + minutes * MINUTE;
-      const o = offsetAt(local);
-      let guess = local - o * MINUTE;
-      const o2 = offsetAt(guess);
-      if (o === o2) return guess;
-      guess -= (o2 - o) * MINUTE;
-      const o3 = offsetAt(guess);
-      if (o2 === o3) return guess;
-      return local - Math.min(o2, o3) * MINUTE;
-    },
-  };
-}
-
-/** `YYYY-MM-DD` → day number. */
-export const dayNumber = (date: string): number => Math.floor(Date.parse(`${date}T00:00:00Z`) / DAY_MS);
-/** Day number → `YYYY-MM-DD`. */
-export const dateOf = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
-/** ISO weekday (1 = Monday) of a day number; day 0, 1970-01-01, was a Thursday. */
-const weekdayOf = (day: number): number => ((((day + 3) % 7) + 7) % 7) + 1;
 
 /** Minutes after midnight of `HH:MM[:SS]` (`24:00` is 1440). */
 function minutesOf(time: string): number {
   const [h = 0, m = 0, sec = 0] = time.split(':').map(Number);
   return h * 60 + m + Math.floor(sec) / 60;
+}
+
+/**
+ * The calendar date `days` after `date` (`YYYY-MM-DD`), by arithmetic in UTC, where every day has 24
+ * hours; no zone enters it. lib/time's `addDays` answers the same through Luxon at twenty times the
+ * cost (14 µs a call), and a slot request asks for every date of its window.
+ */
+export const dateAfter = (date: string, days: number): string => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+/** The UTC calendar date of an instant. */
+export const utcDateOf = (instant: Date): string => instant.toISOString().slice(0, 10);
+
+/** The earliest of the instants a local time names: two where a fall-back change repeats it. */
+function firstOccurrence(local: DateTime): DateTime {
+  return local.getPossibleOffsets().reduce((first, other) => (other.toMillis() < first.toMillis() ? other : first));
+}
+
+/**
+ * The start of a local date in `zone`, by Luxon: its midnight; the first instant after it where a
+ * change skips midnight (America/Santiago: 01:00); its first occurrence where a change repeats it
+ * (America/Havana). Luxon alone resolves a repeated time by the zone's offset at the moment the code
+ * runs, a summer or a winter answer; the earliest of its possible offsets is the same all year.
+ */
+function startOfDate(date: string, zone: string): DateTime {
+  const [year, month, day] = date.split('-').map(Number);
+  return firstOccurrence(DateTime.fromObject({ year, month, day }, { zone }));
+}
+
+/** A local date of a zone as Luxon places it. */
+interface LocalDate {
+  date: string;
+  /** ISO weekday, 1 = Monday … 7 = Sunday. */
+  weekday: number;
+  start: DateTime;
+  startMs: number;
+  /** The next date's start. */
+  endMs: number;
+  /** Minutes east of UTC all day long; null on a day of a change (23 or 25 hours, or a midnight skipped). */
+  offset: number | null;
+}
+
+/*
+ * Fast path, kept because the bench shows Luxon alone costs more than the slots' goal allows: asking
+ * Luxon for every local time took 2.0–2.4 ms for 14 days of a prestataire's slots (0.16 ms by the
+ * former hand-written conversion), and GET /prestataires/{id}/availability/upcoming?days=14 went
+ * from p95 9.9 to 10.4 ms (goal ≤ 10 ms) and from 886 to 317 req/s saturating (bench/run.mjs,
+ * BENCH_ONLY=lifecycle, 1 000 prestataires, PostgreSQL 15, 2 CPUs). So Luxon's answer for each zone
+ * and date is kept (a zone's calendar does not change while the process runs), and on a day of one
+ * offset a local time is that day's start plus its minutes; a day with a change goes through Luxon
+ * time by time. Kept so, 14 days cost 0.14 ms again, and the route 545 µs of CPU a request against
+ * 569 µs before (the two apps alternated on one database).
+ */
+const LOCAL_DATES = new Map<string, Map<string, LocalDate>>();
+const MAX_CACHED_DATES = 5_000;
+
+function localDate(date: string, zone: string): LocalDate {
+  let dates = LOCAL_DATES.get(zone);
+  if (!dates || dates.size >= MAX_CACHED_DATES) {
+    dates = new Map();
+    LOCAL_DATES.set(zone, dates);
+  }
+  let found = dates.get(date);
+  if (!found) {
+    const start = startOfDate(date, zone);
+    const next = startOfDate(dateAfter(date, 1), zone);
+    const [startMs, endMs] = [start.toMillis(), next.toMillis()];
+    const offset = endMs - startMs === DAY_MS && start.offset === next.offset ? start.offset : null;
+    found = { date, weekday: new Date(`${date}T00:00:00Z`).getUTCDay() || 7, start, startMs, endMs, offset };
+    dates.set(date, found);
+  }
+  return found;
+}
+
+/** The local dates `from` … `from + days - 1` of `zone`. */
+function localDates(from: string, days: number, zone: string): LocalDate[] {
+  const first = Date.parse(`${from}T00:00:00Z`);
+  return Array.from({ length: days }, (_, i) => localDate(new Date(first + i * DAY_MS).toISOString().slice(0, 10), zone));
+}
+
+/** The local date of `zone` an instant falls on (its calendar day there). */
+export function localDateOf(instant: Date, zone: string): string {
+  const t = instant.getTime();
+  const utc = utcDateOf(instant);
+  // No zone is more than 14 hours from UTC: the local date is the UTC one or a neighbour.
+  for (const date of [utc, dateAfter(utc, -1), dateAfter(utc, 1)]) {
+    const day = localDate(date, zone);
+    if (day.startMs <= t && t < day.endMs) return date;
+  }
+  return DateTime.fromJSDate(instant, { zone }).toISODate()!;
+}
+
+/**
+ * The instant of `minutes` after the start of a local date (1440, `24:00`: the next date's start).
+ * On a day of a change, by Luxon from the day's start: a time skipped by a spring-forward change
+ * moves on by the gap (02:30 on the last Sunday of March in Paris is 03:30 summer time); a time a
+ * fall-back change repeats is its first occurrence (the day's start carries the offset before it).
+ */
+function instantOn(day: LocalDate, minutes: number): number {
+  if (minutes >= 24 * 60) return day.endMs;
+  if (day.offset !== null) return day.startMs + minutes * MINUTE;
+  const whole = Math.floor(minutes);
+  return day.start.set({ hour: Math.floor(whole / 60), minute: whole % 60, second: Math.round((minutes - whole) * 60), millisecond: 0 }).toMillis();
+}
+
+/** Minutes east of UTC at instant `t`, from the local dates around it when they hold it, else from Luxon. */
+function offsetIn(days: LocalDate[], t: number, zone: string): number {
+  const day = days.find((d) => d.startMs <= t && t < d.endMs);
+  return day?.offset ?? DateTime.fromMillis(t, { zone }).offset;
 }
 
 /** Sorts and merges overlapping or touching intervals. */
@@ -143,28 +184,31 @@ export function subtract(base: Interval[], cuts: Interval[]): Interval[] {
  * appointments): the time a prestataire works.
  */
 export function workingTime(schedule: Omit<Schedule, 'busy'>, from: string, days: number): Interval[] {
-  const clock = zoneClock(schedule.timezone);
-  const first = dayNumber(from);
+  return workingTimeOn(schedule, localDates(from, days, schedule.timezone));
+}
+
+function workingTimeOn(schedule: Omit<Schedule, 'busy'>, days: LocalDate[]): Interval[] {
+  const zone = schedule.timezone;
   const open: Interval[] = [];
-  for (let day = first; day < first + days; day++) {
-    const weekday = weekdayOf(day);
+  for (const day of days) {
     for (const w of schedule.weekly) {
-      if (w.dayOfWeek !== weekday) continue;
-      open.push({ start: clock.instant(day, minutesOf(w.startTime)), end: clock.instant(day, minutesOf(w.endTime)) });
+      if (w.dayOfWeek !== day.weekday) continue;
+      open.push({ start: instantOn(day, minutesOf(w.startTime)), end: instantOn(day, minutesOf(w.endTime)) });
     }
   }
-  const closed = schedule.closures.map((c) => ({
-    start: clock.instant(dayNumber(c.startDate), 0),
-    end: clock.instant(dayNumber(c.endDate) + 1, 0),
-  }));
+  const closed = schedule.closures.map((c) => ({ start: localDate(c.startDate, zone).startMs, end: localDate(c.endDate, zone).endMs }));
   const away = schedule.absences.map((a) => ({ start: a.startsAt.getTime(), end: a.endsAt.getTime() }));
   return subtract(union(open), [...closed, ...away]);
 }
 
 /** The working time not taken by an active appointment. */
 export function freeTime(schedule: Schedule, from: string, days: number): Interval[] {
+  return freeTimeOn(schedule, localDates(from, days, schedule.timezone));
+}
+
+function freeTimeOn(schedule: Schedule, days: LocalDate[]): Interval[] {
   const busy = schedule.busy.map((a) => ({ start: a.startsAt.getTime(), end: a.endsAt.getTime() }));
-  return subtract(workingTime(schedule, from, days), busy);
+  return subtract(workingTimeOn(schedule, days), busy);
 }
 
 export interface DaySlots {
@@ -183,17 +227,15 @@ export function upcomingSlots(
   const zone = schedule.timezone;
   const duration = opts.durationMinutes * MINUTE;
   const earliest = opts.now.getTime() + MIN_LEAD_MINUTES * MINUTE;
-  const first = dayNumber(opts.from);
-  const byDate = new Map<string, DaySlots>(
-    Array.from({ length: opts.days }, (_, i) => dateOf(first + i)).map((date) => [date, { date, slots: [] }]),
-  );
-  const clock = zoneClock(zone);
+  const days = localDates(opts.from, opts.days, zone);
+  const byDate = new Map<string, DaySlots>(days.map(({ date }) => [date, { date, slots: [] }]));
+  const offsetAt = (t: number) => offsetIn(days, t, zone);
   const grid = SLOT_GRID_MINUTES * MINUTE;
   const push = (start: number, date: string) => byDate.get(date)?.slots.push({ startsAt: new Date(start), endsAt: new Date(start + duration) });
-  for (const free of freeTime(schedule, opts.from, opts.days)) {
+  for (const free of freeTimeOn(schedule, days)) {
     let start = Math.max(free.start, earliest);
-    const offset = clock.offsetAt(start);
-    if (offset === clock.offsetAt(free.end)) {
+    const offset = offsetAt(start);
+    if (offset === offsetAt(free.end)) {
       // One offset all along (the usual case): local time is UTC shifted, no time-zone lookups.
       const shift = offset * MINUTE;
       const past = (((start + shift) % grid) + grid) % grid;

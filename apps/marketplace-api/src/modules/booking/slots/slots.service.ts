@@ -4,7 +4,7 @@ import type { DbTx } from '../../../db/index.js';
 import { DAY_MS } from '../../../lib/time.js';
 import type { Schedule } from './slot-grid.js';
 import * as repo from './slots.repository.js';
-import { dateOf, dayNumber, datesAround, fitsIn, isOnGrid, MIN_LEAD_MINUTES, upcomingSlots, workingTime, zoneClock } from './slot-grid.js';
+import { dateAfter, datesAround, fitsIn, isOnGrid, localDateOf, MIN_LEAD_MINUTES, upcomingSlots, utcDateOf, workingTime } from './slot-grid.js';
 
 export type SlotVerdict = 'free' | 'past' | 'off_grid' | 'outside_hours' | 'busy';
 
@@ -37,18 +37,18 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
     days: number,
     opts: { from?: string; visibleOnly: boolean; ignoreAppointmentId?: number; serviceId?: number },
   ) {
-    const firstDay = (opts.from === undefined ? Math.floor(now().getTime() / DAY_MS) : dayNumber(opts.from)) - 1;
-    const lastDay = firstDay + days + 2;
+    const firstDate = dateAfter(opts.from ?? utcDateOf(now()), -1);
+    const lastDate = dateAfter(firstDate, days + 2);
     const read = await repo.scheduleOf(db, prestataireId, {
-      fromDate: dateOf(firstDay),
-      toDate: dateOf(lastDay),
-      first: new Date(firstDay * DAY_MS),
-      last: new Date((lastDay + 1) * DAY_MS),
+      fromDate: firstDate,
+      toDate: lastDate,
+      first: new Date(`${firstDate}T00:00:00Z`),
+      last: new Date(Date.parse(`${lastDate}T00:00:00Z`) + DAY_MS),
       ignoreAppointmentId: opts.ignoreAppointmentId,
       serviceId: opts.serviceId,
     });
     if (!read || (opts.visibleOnly && !read.visible)) return undefined;
-    const from = opts.from ?? dateOf(zoneClock(read.timezone).dayOf(now().getTime()));
+    const from = opts.from ?? localDateOf(now(), read.timezone);
     const schedule: Schedule = { timezone: read.timezone, weekly: read.weekly, closures: read.closures, absences: read.absences, busy: read.busy };
     return { from, schedule, serviceMinutes: read.serviceMinutes };
   }
@@ -111,7 +111,7 @@ export function createAvailabilityService(deps: { db: DbTx; now?: () => Date }) 
       const firstDay = Math.floor(startsAt.getTime() / DAY_MS);
       const span = Math.floor((endsAt.getTime() - 1) / DAY_MS) - firstDay + 1;
       const read = await scheduleFor(opts.tx ?? deps.db, prestataireId, span, {
-        from: dateOf(firstDay),
+        from: utcDateOf(startsAt),
         visibleOnly: false,
         ignoreAppointmentId: opts.ignoreAppointmentId,
       });
