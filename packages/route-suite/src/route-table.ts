@@ -230,3 +230,23 @@ export function firstDifference(expected: string, actual: string): string {
   }
   return 'no difference';
 }
+
+/**
+ * What keeps an app's section of docs/routes.md from being current, for the test that guards it:
+ * the operations whose declaration was not found, and why the section differs (undefined when it
+ * is current).
+ */
+export function checkRouteTable(
+  app: string,
+  document: RouteTableDocument,
+  sites: ReadonlyMap<string, RouteSite>,
+  repoRoot: string,
+): { unplaced: string[]; stale?: string } {
+  const unplaced = operationsWithoutSite(document, sites);
+  const table = appRouteTable(app, document, sites);
+  const documented = readRouteSection(readFileSync(`${repoRoot}${ROUTES_DOC}`, 'utf8'), app);
+  if (documented === table) return { unplaced };
+  const why = documented === undefined ? `it has no <!-- routes:${app} --> markers` : firstDifference(table, documented);
+  return { unplaced, stale: `${ROUTES_DOC} is stale: run \`pnpm routes\` and commit it (${why})` };
+}
+
