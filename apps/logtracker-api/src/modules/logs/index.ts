@@ -3,5 +3,5 @@ export { createLogEvents, type IngestedLog, type LogEvents } from './log-events.
 export { createIngestMetrics, type IngestMetrics } from './logs.metrics.js';
 export { logsRoutes } from './logs.routes.js';
 export { contextProblem, ListLogsQuery, logLevel, presentLog } from './logs.schemas.js';
-export { createLogsService, type LogsService, type LogWriter } from './logs.service.js';
+export { createLogsService, type LogsService } from './logs.service.js';
 export { createWriterAuth, type WriterAuth } from './writer-auth.js';

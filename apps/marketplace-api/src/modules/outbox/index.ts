@@ -1,4 +1,2 @@
-/** The outbox module's public entry: what the rest of the app may use of it. */
-
-
-export { createOutbox, createOutboxDispatcher, type DomainEventInput, type Outbox, type OutboxConsumer } from './outbox.js';
+/** The outbox module's public entry: the one writer of domain events and the dispatcher of its consumers. */
+export { createOutbox, createOutboxDispatcher, type Outbox, type OutboxConsumer } from './outbox.js';

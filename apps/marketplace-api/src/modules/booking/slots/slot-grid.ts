@@ -246,7 +246,7 @@ export function upcomingSlots(
     // The offset changes inside the interval (a daylight-saving change): local time slot by slot.
     while (start + duration <= free.end) {
       const local = DateTime.fromMillis(start, { zone });
-      const past = (local.minute % SLOT_GRID_MINUTES) * MINUTE + local.second * 1000 + local.millisecond;
+      const past = pastGrid(local);
       if (past !== 0) {
         // Off the local grid (the interval's start, or a zone whose offset moved by less than
         // half an hour): on to the next grid point.
@@ -260,10 +260,14 @@ export function upcomingSlots(
   return [...byDate.values()];
 }
 
-/** Whether an instant starts a slot: on the local 30-minute grid of `zone`, to the second. */
+/** How far a local time is past the last point of the 30-minute grid, in milliseconds. */
+function pastGrid(local: DateTime): number {
+  return (local.minute % SLOT_GRID_MINUTES) * MINUTE + local.second * 1000 + local.millisecond;
+}
+
+/** Whether an instant starts a slot: on the local 30-minute grid of `zone`, to the millisecond. */
 export function isOnGrid(at: Date, zone: string): boolean {
-  const local = DateTime.fromJSDate(at, { zone });
-  return local.minute % SLOT_GRID_MINUTES === 0 && local.second === 0 && local.millisecond === 0;
+  return pastGrid(DateTime.fromJSDate(at, { zone })) === 0;
 }
 
 /** Whether `[startsAt, endsAt)` lies wholly inside one interval of `free`. */
