@@ -70,7 +70,21 @@ export interface MoneyMoverDeps {
 export function createMoneyMover(deps: MoneyMoverDeps) {
   const { db } = deps;
 
-  async function execute(id: number): Promise<MoneyMove | undefined> {
+  // The moves this process is driving now, by id: a second caller (the route that asked for a
+  // move, while the worker kicked for it already claimed it) waits for that run's settlement
+  // instead of reading the move half-way.
+  const inFlight = new Map<number, Promise<MoneyMove | undefined>>();
+
+  /** Drives one move once: its result once settled, or the move as it stands if another instance holds it. */
+  function execute(id: number): Promise<MoneyMove | undefined> {
+    const current = inFlight.get(id);
+    if (current) return current;
+    const run = executeOnce(id).finally(() => inFlight.delete(id));
+    inFlight.set(id, run);
+    return run;
+  }
+
+  async function executeOnce(id: number): Promise<MoneyMove | undefined> {
     const claimed = await moves.claimMove(db, id, deps.leaseMs);
     if (!claimed) return moves.findMove(db, id);
     let outcome: MoveOutcome;
