@@ -769,6 +769,14 @@ describe('GET /api/projects/{project_id}/logs', () => {
       });
     }
 
+    it('answers 422 pointing to the cursor for a page past the 10 000th log, and pages up to it', async () => {
+      const body = expectError(await list(projectId, { page: '201', per_page: '50' }), 422, 'validation_error');
+      expect(JSON.stringify(body.errors?.page)).toContain('cursor');
+      expectError(await list(projectId, { page: '21', per_page: '500' }), 422, 'validation_error');
+      expect((await list(projectId, { page: '200', per_page: '50' })).statusCode).toBe(200);
+      expect((await list(projectId, { page: '20', per_page: '500', search: 'a' })).statusCode).toBe(200);
+    });
+
     it('answers 422 naming to_date when from_date is after to_date', async () => {
       const body = expectError(
         await list(projectId, { from_date: '2026-05-02T00:00:00Z', to_date: '2026-05-01T00:00:00Z' }),

@@ -1,5 +1,5 @@
 import { escapeLike } from '@repo/db';
-import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { logPatterns, logs, type Log, type LogLevel } from '../../db/schema/index.js';
 import type { LogCursor } from './logs.schemas.js';
 
@@ -54,7 +54,12 @@ export function cursorTime(after: LogCursor): SQL {
  */
 export const listed = {
   ...getTableColumns(logs),
-  cursorTime: sql<string>`to_char(${logs.timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_time'),
+  cursorTime: microseconds(logs.timestamp).as('cursor_time'),
 };
+
+/** A timestamp as ISO 8601 text to the microsecond, in UTC. */
+export function microseconds(timestamp: SQLWrapper): SQL<string> {
+  return sql<string>`to_char(${timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
 
 export type ListedLog = Log & { cursorTime: string };

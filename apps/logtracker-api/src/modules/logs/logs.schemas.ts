@@ -150,6 +150,13 @@ const cursorParam = z
     return { timestamp: time, id: n };
   });
 
+/**
+ * How deep `page` may go, in logs (the last log of the page): Elasticsearch's `max_result_window`.
+ * A page by offset reads every log before it, 1.3 µs each even from the index alone (135 ms for
+ * page 2 000 of 50); the cursor reads only its page, at any depth.
+ */
+export const MAX_OFFSET_WINDOW = 10_000;
+
 export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 500 })
   .extend({
     cursor: cursorParam
@@ -165,7 +172,11 @@ export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 5
     path: ['to_date'],
     message: 'Must not be before from_date',
   })
-  .refine((q) => !q.cursor || q.page === 1, { path: ['cursor'], message: 'Send either cursor or page, not both' });
+  .refine((q) => !q.cursor || q.page === 1, { path: ['cursor'], message: 'Send either cursor or page, not both' })
+  .refine((q) => q.page * q.per_page <= MAX_OFFSET_WINDOW, {
+    path: ['page'],
+    message: `Pages by number reach the ${MAX_OFFSET_WINDOW.toLocaleString('en')}th log at most: page deeper with cursor (meta.next_cursor), which is as fast at any depth`,
+  });
 export type ListLogsQuery = z.infer<typeof ListLogsQuery>;
 
 export const LogParams = z.object({ id: bigId });

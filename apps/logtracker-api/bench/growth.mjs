@@ -1,0 +1,199 @@
+// The growth phase of `pnpm bench` (BENCH_ONLY=growth): one project grown through the batch route,
+// the same reads measured at each size, to show which of them grow with the project.
+//
+// - BENCH_GROWTH_LOGS (default 4 000 000; 10 000 000 for the full run) is the final size; the
+//   reads are measured at 250 000, 1 000 000, 2 000 000, 4 000 000 and 10 000 000 logs up to it.
+// - Logs are posted by GROWTH_CLIENTS clients in 1 000-entry batches: 330 message templates (the
+//   bench's 30 under 11 subsystems) with variable tokens, timestamps over the last 24 h. At each
+//   size the ingest rate of the logs just posted is printed, then ANALYZE, then the reads.
+// - Each read: GROWTH_WARMUP requests, then GROWTH_SAMPLES sequential ones (p95). The mixed load
+//   is every read in turn from GROWTH_MIXED_CONNECTIONS clients for GROWTH_MIXED_SECONDS.
+// - Targets: every read's p95 ≤ 20 ms at the final size and ≤ 1.5× its value at 250 000; the mixed
+//   throughput at the final size ≥ 0.8× that at 250 000.
+import { positiveInt } from '../../../scripts/bench-lib.mjs';
+import { RARE_TEMPLATE, SOURCES, TEMPLATES, WORDS, seededRandom } from './dataset.mjs';
+
+const FINAL = positiveInt('BENCH_GROWTH_LOGS', 4_000_000);
+const SIZES = [250_000, 1_000_000, 2_000_000, 4_000_000, 10_000_000].filter((n) => n < FINAL).concat(FINAL);
+const GROWTH_CLIENTS = 8;
+const BATCH = 1000;
+const SAMPLES = positiveInt('BENCH_GROWTH_SAMPLES', 100);
+const WARMUP = 10;
+const MIXED_CONNECTIONS = 10;
+const MIXED_SECONDS = positiveInt('BENCH_GROWTH_MIXED_SECONDS', 10);
+const TARGET = { p95: 20, growth: 1.5, mixed: 0.8 };
+
+const SUBSYSTEMS = ['api', 'auth', 'billing', 'cart', 'catalog', 'edge', 'jobs', 'mail', 'orders', 'search', 'storage'];
+export const GROWTH_TEMPLATES = SUBSYSTEMS.flatMap((s) => TEMPLATES.map((t) => `[${s}] ${t}`));
+/** Words of the searches: ~10 % of logs, 0.12 %, 0.002 % (80 logs in 4 million), none. */
+export const GROWTH_TERMS = { common: 'timeout', uncommon: 'deadlock', rare: 'checksum', none: 'zebrafish' };
+const UNCOMMON_SHARE = 0.0012;
+const RARE_TOKEN_TEMPLATE = 'Checksum mismatch in segment %5$s of archive %1$s';
+const RARE_TOKEN_SHARE = 0.00002;
+const LEVELS = [
+  [0.7, 'info'],
+  [0.85, 'debug'],
+  [0.95, 'warning'],
+  [1, 'error'],
+];
+
+function fill(template, args) {
+  return template.replace(/%(\d)\$s/g, (_, n) => String(args[Number(n) - 1]));
+}
+
+/** A batch body of BATCH entries, timestamps over the 24 h before now. */
+function growthBatch(random) {
+  const now = Date.now();
+  const pick = (list, r = random()) => list[Math.floor(r * list.length)];
+  const logs = [];
+  for (let i = 0; i < BATCH; i++) {
+    const hex = Math.floor(random() * 0xffffffff).toString(16).padStart(8, '0');
+    const args = [1 + Math.floor(random() * 999_999), `10.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}`, 1 + Math.floor(random() * random() * 5000), pick(WORDS, random() ** 3), hex];
+    const r = random();
+    const template = r < RARE_TOKEN_SHARE ? RARE_TOKEN_TEMPLATE : r < RARE_TOKEN_SHARE + UNCOMMON_SHARE ? RARE_TEMPLATE : pick(GROWTH_TEMPLATES);
+    const l = random();
+    logs.push({
+      level: LEVELS.find(([share]) => l < share)[1],
+      message: fill(template, args),
+      source: pick(SOURCES),
+      timestamp: new Date(now - Math.floor(random() * 86_400_000)).toISOString(),
+      ...(random() < 0.5 ? { context: { request_id: hex, user_id: args[0] } } : {}),
+    });
+  }
+  return JSON.stringify({ logs });
+}
+
+/** Posts `count` logs with GROWTH_CLIENTS clients; the logs per second. */
+async function grow(base, projectId, key, count, random) {
+  let left = Math.ceil(count / BATCH);
+  const start = performance.now();
+  const client = async () => {
+    while (left-- > 0) {
+      const response = await fetch(`${base}/api/projects/${projectId}/logs/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-ingest-key': key },
+        body: growthBatch(random),
+      });
+      if (!response.ok) throw new Error(`growth batch: ${response.status} ${(await response.text()).slice(0, 200)}`);
+      await response.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: GROWTH_CLIENTS }, client));
+  return (Math.ceil(count / BATCH) * BATCH) / ((performance.now() - start) / 1000);
+}
+
+async function get(base, path, token) {
+  const start = performance.now();
+  const response = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+  return { elapsed: performance.now() - start, body };
+}
+
+const p = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+
+/** The reads, by name: paths against the project as it is now. */
+async function readPaths(base, token, projectId) {
+  const logs = `/api/projects/${projectId}/logs`;
+  const first = (await get(base, `${logs}?per_page=50`, token)).body;
+  const hourAgo = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
+  const ids = first.data.map((l) => l.id);
+  let i = 0;
+  return {
+    'first page': () => logs,
+    'level=error': () => `${logs}?level=error`,
+    'cursor page': () => `${logs}?cursor=${encodeURIComponent(first.meta.next_cursor)}`,
+    'one log': () => `/api/logs/${ids[i++ % ids.length]}`,
+    'stats 1h': () => `/api/projects/${projectId}/stats?time_range=1h`,
+    'stats 24h': () => `/api/projects/${projectId}/stats?time_range=24h`,
+    'search common word (~10 %)': () => `${logs}?search=${GROWTH_TERMS.common}`,
+    'search uncommon word (0.12 %)': () => `${logs}?search=${GROWTH_TERMS.uncommon}`,
+    'search rare token (0.002 %)': () => `${logs}?search=${GROWTH_TERMS.rare}`,
+    'search for a word no log holds': () => `${logs}?search=${GROWTH_TERMS.none}`,
+    'search + level=error': () => `${logs}?search=${GROWTH_TERMS.common}&level=error`,
+    'search + last hour': () => `${logs}?search=${GROWTH_TERMS.uncommon}&from_date=${hourAgo}`,
+    'offset page 200 (10 000th log)': () => `${logs}?page=200&per_page=50`,
+  };
+}
+
+/** p95 of each read, sequential, and the mixed load's throughput and p99. */
+async function measureAt(base, token, projectId) {
+  const paths = await readPaths(base, token, projectId);
+  const reads = {};
+  for (const [name, path] of Object.entries(paths)) {
+    for (let i = 0; i < WARMUP; i++) await get(base, path(), token);
+    const times = [];
+    let body;
+    for (let i = 0; i < SAMPLES; i++) {
+      const r = await get(base, path(), token);
+      times.push(r.elapsed);
+      body = r.body;
+    }
+    times.sort((a, b) => a - b);
+    reads[name] = { p95: p(times, 0.95), p50: p(times, 0.5), total: body.meta?.total, estimated: body.meta?.total_is_estimate };
+  }
+  const all = Object.values(paths);
+  const times = [];
+  const deadline = performance.now() + MIXED_SECONDS * 1000;
+  let next = 0;
+  const client = async () => {
+    while (performance.now() < deadline) times.push((await get(base, all[next++ % all.length](), token)).elapsed);
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: MIXED_CONNECTIONS }, client));
+  times.sort((a, b) => a - b);
+  return { reads, mixed: { rps: times.length / ((performance.now() - start) / 1000), p99: p(times, 0.99) } };
+}
+
+/**
+ * Grows a project of its own to BENCH_GROWTH_LOGS, measuring at each size; pushes one row per read
+ * (p95 at each size, growth, verdict), the mixed load's and the ingest rate's.
+ */
+export async function measureGrowth(rows, { base, token, sql, log, fmt }) {
+  const call = async (method, path, body) => {
+    const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
+    return (await response.json()).data;
+  };
+  const projectId = (await call('POST', '/api/projects', { name: 'bench-growth' })).id;
+  const key = (await call('POST', `/api/projects/${projectId}/ingest-keys`, { name: 'growth' })).key;
+  const random = seededRandom(7);
+  const at = [];
+  let size = 0;
+  for (const target of SIZES) {
+    log(`growth: posting ${fmt(target - size)} logs (to ${fmt(target)})`);
+    const rate = await grow(base, projectId, key, target - size, random);
+    size = target;
+    if (sql) await sql`analyze logs`;
+    log(`growth: ${fmt(rate)} logs/s; reads at ${fmt(size)} logs`);
+    const measured = await measureAt(base, token, projectId);
+    at.push({ size, rate, ...measured });
+    log(`growth at ${fmt(size)}: ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms`);
+  }
+  const [small, big] = [at[0], at.at(-1)];
+  const sizes = at.map((a) => fmt(a.size)).join(' / ');
+  for (const name of Object.keys(small.reads)) {
+    const growth = big.reads[name].p95 / small.reads[name].p95;
+    const ok = big.reads[name].p95 <= TARGET.p95 && growth <= TARGET.growth;
+    const total = big.reads[name].total === undefined ? '' : `; total at ${fmt(big.size)}: ${fmt(big.reads[name].total)}${big.reads[name].estimated ? ' (estimated)' : ''}`;
+    rows.push([
+      `growth, ${name}: p95 at ${sizes} logs`,
+      `${at.map((a) => a.reads[name].p95.toFixed(1)).join(' / ')} ms: ${growth.toFixed(2)}×${total}`,
+      `≤ ${TARGET.p95} ms, ≤ ${TARGET.growth}×`,
+      ok ? 'pass' : 'FAIL',
+    ]);
+  }
+  const mixedRatio = big.mixed.rps / small.mixed.rps;
+  rows.push([
+    `growth, mixed reads (${MIXED_CONNECTIONS} connections, ${MIXED_SECONDS} s) at ${sizes} logs`,
+    `${at.map((a) => a.mixed.rps.toFixed(0)).join(' / ')} req/s (p99 ${at.map((a) => a.mixed.p99.toFixed(0)).join(' / ')} ms): ${mixedRatio.toFixed(2)}×`,
+    `≥ ${TARGET.mixed}×`,
+    mixedRatio >= TARGET.mixed ? 'pass' : 'FAIL',
+  ]);
+  rows.push([
+    `growth, batch ingest (${GROWTH_CLIENTS} clients, 1 000 entries) up to ${sizes} logs`,
+    `${at.map((a) => fmt(a.rate)).join(' / ')} logs/s`,
+    'flat (informational)',
+    'info',
+  ]);
+}
