@@ -859,14 +859,17 @@ async function measureSoak(rows, { app, token, projectId, ingestKey }) {
   const ingest = { 'content-type': 'application/json', 'x-ingest-key': ingestKey };
   const bearer = { authorization: `Bearer ${token}` };
   const random = seededRandom(7);
-  const batches = Array.from({ length: 20 }, () => JSON.stringify({ logs: makeEntries(SOAK_BATCH_ENTRIES, { random }) }));
-  const singles = makeEntries(200, { random }).map((entry) => JSON.stringify(entry));
+  // Entries made as each request goes out, timestamped over the second before it, as a shipper
+  // sends them: the same few batches sent again and again stamped each log of a 60 s window
+  // thousands of times over, and the newest logs of the project were then copies of the same few.
+  const batch = () => JSON.stringify({ logs: makeEntries(SOAK_BATCH_ENTRIES, { random, spreadMs: 1000 }) });
+  const single = () => JSON.stringify(makeEntries(1, { random, spreadMs: 1000 })[0]);
   const any = (list) => list[Math.floor(Math.random() * list.length)];
   const hourAgo = () => encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
   const logs = `/api/projects/${projectId}/logs`;
   const cases = [
-    { label: 'POST logs/batch', weight: 20, method: 'POST', path: () => `${logs}/batch`, headers: ingest, get body() { return any(batches); } },
-    { label: 'POST logs', weight: 25, method: 'POST', path: () => logs, headers: ingest, get body() { return any(singles); } },
+    { label: 'POST logs/batch', weight: 20, method: 'POST', path: () => `${logs}/batch`, headers: ingest, get body() { return batch(); } },
+    { label: 'POST logs', weight: 25, method: 'POST', path: () => logs, headers: ingest, get body() { return single(); } },
     { label: 'GET logs', weight: 10, method: 'GET', path: () => logs, headers: bearer },
     { label: 'GET logs?level', weight: 10, method: 'GET', path: () => `${logs}?level=${any(['error', 'warning'])}&from_date=${hourAgo()}`, headers: bearer },
     { label: 'GET logs?search', weight: 15, method: 'GET', path: () => `${logs}?search=${any([COMMON_TERM, RARE_TERM, 'gateway'])}`, headers: bearer },

@@ -5,6 +5,7 @@ import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
+import { slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
@@ -63,6 +64,13 @@ describe('partitions', () => {
     const job = createMaintenanceJob({ db: t.database.db, logger: quiet, now: () => new Date(Date.now() + 30 * DAY) });
     expect(await job.ensurePartitions()).toBe(9);
     expect(await job.ensurePartitions()).toBe(0);
+    // Each keeps 1 000 sampled messages for the planner's estimates of a search (migration 0015).
+    const targets = await queryRows<{ target: number }>(
+      t.database.db,
+      sql`select a.attstattarget as target from pg_attribute a join pg_inherits i on i.inhrelid = a.attrelid
+           where i.inhparent = 'logs'::regclass and a.attname = 'message'`,
+    );
+    expect(new Set(targets.map((r) => Number(r.target)))).toEqual(new Set([1000]));
   });
 });
 
@@ -93,7 +101,7 @@ describe('logs of a project that is gone', () => {
     const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
     // Counters of their own (registered nowhere): the app's already hold these names.
     const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
-    const service = createLogsService({ db: t.database.db, access, events, ingest });
+    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events, ingest });
     await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
     const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
     await expect(service.createBatch(writer, project.id, { logs: [{ level: 'info', message: 'late' }] })).rejects.toMatchObject({
@@ -407,6 +415,51 @@ describe('search over many logs', () => {
     const next = (await list(many, `search=timeout&per_page=50&cursor=${first.meta.next_cursor}`)).json();
     expect(next.data[0].message).toBe('Upstream timeout after 102 ms');
     expect(next.meta).toMatchObject({ total: 21_000, total_is_estimate: true });
+  }, 120_000);
+
+  it('pages a word too rare for a read of the newest logs from the newest slice of time, every match once', async () => {
+    // 60 000 logs a second apart, one in 400 holding "deadlock": 0.25 %, too rare for the walk
+    // (0.5 %), common enough that the newest 40 000 logs hold a page. The first page comes from
+    // that slice, exact; its total is the slice's share scaled to the project, marked estimated.
+    const sliced = (await createProject(t, owner)).id;
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${sliced}, case when i % 3 = 0 then 'error' else 'info' end,
+                 case when i % 400 = 7 then 'Deadlock detected on invoice ' || i else 'Request ' || i || ' served' end,
+                 now() - make_interval(secs => i)
+            from generate_series(1, 60000) as i`,
+    );
+    await t.database.db.execute(sql`analyze logs`);
+    const wanted = Array.from({ length: 150 }, (_, k) => `Deadlock detected on invoice ${7 + 400 * k}`);
+    const messages = (rows: { message: string }[]) => rows.map((l) => l.message);
+    // The slice, given the share (the list takes it from the planner, which the other tests'
+    // logs sway): the newest 50 matches, exact, and the total estimated from the slice.
+    const search = { search: 'deadlock' };
+    const page = await slicedPage(t.database.db, sliced, search, 50, 0.0025, 60_000);
+    expect(messages(page!.rows)).toEqual(wanted.slice(0, 50));
+    expect(page!.estimated).toBe(true);
+    expect(page!.total).toBeGreaterThanOrEqual(100);
+    expect(page!.total).toBeLessThanOrEqual(200);
+    // A share seen too high: the first slice comes short, a second one sized by what it found fills the page.
+    const resized = await slicedPage(t.database.db, sliced, search, 50, 0.05, 60_000);
+    expect(messages(resized!.rows)).toEqual(wanted.slice(0, 50));
+    // Sized by the errors alone with a level: one match in three is an error.
+    const errors = wanted.filter((m) => Number(m.split(' ').at(-1)) % 3 === 0);
+    const byLevel = await slicedPage(t.database.db, sliced, { ...search, level: 'error' }, 20, 0.0025, 20_000);
+    expect(messages(byLevel!.rows)).toEqual(errors.slice(0, 20));
+    // Past the newest matches, a page the slices cannot fill is completed from the older logs, counted exactly.
+    const all = await slicedPage(t.database.db, sliced, search, 200, 0.01, 60_000);
+    expect(all).toMatchObject({ total: 150, estimated: false });
+    expect(messages(all!.rows)).toEqual(wanted);
+    // Worth it only where a slice is much shorter than fetching every match: not in a list this short.
+    expect(worthSlicing(50, 0.0025, 60_000)).toBe(false);
+    expect(worthSlicing(50, 0.0012, 4_000_000)).toBe(false);
+    expect(worthSlicing(50, 0.004, 4_000_000)).toBe(true);
+    expect(worthSlicing(50, 0.0003, 40_000_000)).toBe(false);
+    // Through the API, whichever way the list reads it: every match once, newest first.
+    const first = (await list(sliced, 'search=deadlock&per_page=50')).json();
+    expect(messages(first.data)).toEqual(wanted.slice(0, 50));
+    expect((await walk(sliced, 'deadlock', 50)).messages).toEqual(wanted);
   }, 120_000);
 
   it('combines a search shorter than a trigram with a level', async () => {

@@ -42,7 +42,7 @@ export async function registerModules(
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
   // Ingest counters for the metrics (logs accepted, batches, refusals).
   const ingest = createIngestMetrics(app.metrics);
-  const logs = createLogsService({ db: logsDb, access, events, ingest });
+  const logs = createLogsService({ db: logsDb, plannedOnce: db, access, events, ingest });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
   const { ai } = deps.config;

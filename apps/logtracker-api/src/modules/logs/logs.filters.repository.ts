@@ -1,5 +1,5 @@
 import { escapeLike } from '@repo/db';
-import { and, eq, getTableColumns, gte, ilike, lte, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, eq, getTableColumns, gte, ilike, lt, lte, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { logPatterns, logs, type Log, type LogLevel } from '../../db/schema/index.js';
 import type { LogCursor } from './logs.schemas.js';
 
@@ -12,6 +12,8 @@ export interface LogFilters {
   patternId?: number;
   /** Keyset position: only logs after it in the newest-first order. */
   after?: LogCursor;
+  /** Only logs strictly older than this (a search's older slice: logs.indexed.repository). */
+  before?: Date;
 }
 
 /** The condition of a filtered list of one project's logs. */
@@ -21,6 +23,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     filters.level ? eq(logs.level, filters.level) : undefined,
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,
+    filters.before ? lt(logs.timestamp, filters.before) : undefined,
     filters.search ? ilike(logs.message, likePattern(filters.search)) : undefined,
     filters.patternId
       ? sql`exists (select 1 from ${logPatterns} lp

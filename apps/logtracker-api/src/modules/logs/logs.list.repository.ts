@@ -9,13 +9,15 @@ import { searchLogs } from './logs.search.repository.js';
  * A page of a project's logs, newest first, and the size of the whole filtered list (exact, or
  * estimated and marked as such). A search goes to its own strategy (logs.search.repository.ts).
  */
-export async function listLogs(db: DbTx, projectId: number, filters: LogFilters, limit: number, offset: number) {
+export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: number, filters: LogFilters, limit: number, offset: number) {
+  const { db } = dbs;
   // Counts ignore the cursor: they are the size of the whole filtered list.
   const counted = where(projectId, { ...filters, after: undefined });
   if (!filters.search) {
     const [rows, total] = await Promise.all([
-      newestPage(db, where(projectId, filters), limit, offset),
-      rollupCount(db, projectId, filters).then(async (exact) =>
+      // Without time bounds the plan is the same for any project and level: kept, not made anew.
+      newestPage(filters.from || filters.to ? db : dbs.plannedOnce, where(projectId, filters), limit, offset),
+      rollupCount(dbs.plannedOnce, projectId, filters).then(async (exact) =>
         exact === undefined ? countLogs(db, counted, await estimate(db, counted)) : { total: exact, estimated: false },
       ),
     ]);

@@ -161,7 +161,7 @@ export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 5
   .extend({
     cursor: cursorParam
       .optional()
-      .describe('Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; use it instead of `page` to go deep.'),
+      .describe('Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; `page` reaches the 10 000th log at most (422 beyond).'),
     level: logLevel.optional(),
     from_date: logTime.optional(),
     to_date: logTime.optional(),
@@ -202,7 +202,7 @@ export const LogListMeta = z.object({
   total_is_estimate: z
     .boolean()
     .describe(
-      'Whether `total` and `last_page` are the planner\'s estimate. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more, or the list has a `search` that would cost more to count than to page',
+      'Whether `total` and `last_page` are estimates. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more; a `search` is estimated where counting would cost more than the page: from the share of matches among the newest logs read for it, or in the newest slice of time searched for it',
     ),
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
 });

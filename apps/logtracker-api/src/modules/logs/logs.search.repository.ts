@@ -1,9 +1,9 @@
-import { arrayLiteral, withTransaction } from '@repo/db';
-import { and, eq, ilike, sql, type SQL } from 'drizzle-orm';
+import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
 import { countLogs, estimate, EXACT_COUNT_LIMIT, rollupCount, type Estimate } from './logs.counts.repository.js';
-import { cursorTime, likePattern, listed, microseconds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { indexedPage, slicedPage, worthSlicing } from './logs.indexed.repository.js';
 
 /**
  * A search reads the newest logs in index order when the planner expects at least this share of
@@ -102,12 +102,12 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
       return { rows: Math.round(recentMatching.rows * scale), cost: recentMatching.cost * scale };
     };
     // The newest logs, read no further than the page needs.
-    const found = await readNewest(
-      recentMatching.rows / Math.max(1, recent.rows),
-      (walkRows) => streamedPage(db, newest, filters.search, walkRows, limit),
-      gate,
-    );
+    const share = recentMatching.rows / Math.max(1, recent.rows);
+    const found = await readNewest(share, (walkRows) => streamedPage(db, newest, filters.search, walkRows, limit), gate);
     if (found) return found;
+    // Too rare for the walk: the newest slice of time that should fill the page.
+    const sliced = worthSlicing(limit, share, all.rows) ? await slicedPage(db, projectId, filters, limit, share, all.rows) : undefined;
+    if (sliced) return sliced;
   } else {
     const [p, all] = await Promise.all([plan(), unsearched]);
     const found = await readNewest(p.rows / Math.max(1, all.rows), (walkRows) =>
@@ -176,73 +176,4 @@ async function walkedPage(db: DbTx, others: SQL | undefined, search: string, wal
     .offset(offset);
   const matched = Number(found[0]?.matched ?? 0);
   return { rows: found.map(({ matched: _, ...row }) => row as ListedLog), matched, share: matched / walkRows };
-}
-
-/**
- * Every match through the trigram index, counted, and the page of them asked for. The matches are
- * gathered as their keys only (time and id), so counting them and keeping the newest sorts narrow
- * rows; the page's rows are then read whole by their key (the time to the microsecond, as the
- * cursor keeps it). The count runs before the cursor and
- * the offset, so `matched` is the size of the whole filtered list.
- * Index scans (which would read the project in order) and sequential scans are turned off for
- * the gathering, leaving bitmap scans of the trigram index, and-ed with the b-trees where the
- * planner finds that cheaper. That plan does not depend on the text searched, so it is the generic
- * one, planned once per connection (the statement is prepared): planning it over every daily
- * partition cost as much as running it. Time bounds stay parameters, and the partitions outside
- * them are pruned when it runs. Without three letters or digits in a row the trigram index has
- * nothing to look up, and forcing it would read all of it: the planner chooses then.
- */
-async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
-  const matching = db
-    .$with('matching')
-    .as(db.select({ timestamp: logs.timestamp, id: logs.id }).from(logs).where(where(projectId, { ...filters, after: undefined })));
-  const after = filters.after;
-  const keys = (tx: DbTx) => {
-    const page = tx
-      .with(matching)
-      .select({ timestamp: matching.timestamp, id: matching.id, matched: sql<number>`(select count(*) from ${matching})`.as('matched') })
-      .from(matching)
-      .where(after ? sql`(${matching.timestamp}, ${matching.id}) < (${cursorTime(after)}, ${after.id}::bigint)` : undefined)
-      .orderBy(sql`${matching.timestamp} desc nulls last`, sql`${matching.id} desc nulls last`)
-      .limit(limit)
-      .offset(offset)
-      .as('page');
-    // The time as text for the page's rows only, not for every match.
-    return tx
-      .select({ cursorTime: microseconds(page.timestamp), id: page.id, matched: sql<number>`${page.matched}`.mapWith(Number) })
-      .from(page)
-      .orderBy(sql`${page.timestamp} desc nulls last`, sql`${page.id} desc nulls last`);
-  };
-  const found = /[\p{L}\p{N}]{3}/u.test(filters.search)
-    ? await withTransaction(db, async (tx) => {
-        await tx.execute(
-          sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
-                     set_config('plan_cache_mode', 'force_generic_plan', true)`,
-        );
-        return keys(tx);
-      })
-    : await keys(db);
-  const first = found[0];
-  return {
-    rows: await rowsByKey(db, projectId, found),
-    matched: first ? first.matched : offset === 0 && !after ? 0 : undefined,
-  };
-}
-
-/** The logs of these keys, whole, newest first. */
-async function rowsByKey(db: DbTx, projectId: number, keys: { cursorTime: string; id: number }[]): Promise<ListedLog[]> {
-  if (keys.length === 0) return [];
-  const times = keys.map((k) => k.cursorTime);
-  return db
-    .select(listed)
-    .from(logs)
-    .where(
-      and(
-        eq(logs.projectId, projectId),
-        sql`(${logs.id}, ${logs.timestamp}) in (select * from unnest(${arrayLiteral(keys.map((k) => k.id))}::bigint[], ${arrayLiteral(times)}::timestamptz[]))`,
-        // The partitions of the page's days only.
-        sql`${logs.timestamp} between ${times.at(-1)}::timestamptz and ${times[0]}::timestamptz`,
-      ),
-    )
-    .orderBy(...newestFirst);
 }

@@ -27,8 +27,19 @@ function toRow(projectId: number, entry: LogEntryBody, receivedAt: Date): NewLog
   };
 }
 
-export function createLogsService(deps: { db: DbTx; access: ProjectAccess; events: LogEvents; ingest: IngestMetrics }) {
-  const { db, access, events, ingest } = deps;
+export function createLogsService(deps: {
+  db: DbTx;
+  /**
+   * Connections whose prepared statements keep a plan: for the pages whose plan is the same for any
+   * value (a project's newest logs, by level), where planning over every daily partition cost
+   * more than reading the page (1.5 ms against 0.25 over 40 partitions).
+   */
+  plannedOnce: DbTx;
+  access: ProjectAccess;
+  events: LogEvents;
+  ingest: IngestMetrics;
+}) {
+  const { db, plannedOnce, access, events, ingest } = deps;
 
   async function authorizeWrite(writer: LogWriter, projectId: number) {
     if (writer.kind === 'user') {
@@ -115,7 +126,7 @@ export function createLogsService(deps: { db: DbTx; access: ProjectAccess; event
       await access.assertMember(actor, projectId);
       const { page, per_page } = query;
       const { rows, total, estimated } = await listLogs(
-        db,
+        { db, plannedOnce },
         projectId,
         {
           level: query.level,
