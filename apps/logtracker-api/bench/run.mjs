@@ -1025,7 +1025,15 @@ async function main() {
   }
   if (ONLY.has('growth')) {
     if (onPostgres) await waitForQuiet(sql, 300_000, { autovacuum: true });
-    await measureGrowth(rows, { base: app.base, token, sql, log, fmt });
+    // An instance of its own with maintenance every minute, as in production: the phase ingests for
+    // minutes, and the rollups it appends are compacted as they would be (the others run without).
+    const grower = await startService(appDir, { ...appEnv, MAINTENANCE_INTERVAL_SECONDS: '60' }, '/api/health');
+    killOnCleanup('growth app', grower.pid);
+    try {
+      await measureGrowth(rows, { base: grower.base, token, sql, log, fmt });
+    } finally {
+      await stopService('growth app', grower);
+    }
   }
   const soakOk = ONLY.has('soak') ? await measureSoak(rows, { app, token, projectId: bigProject, ingestKey }) : true;
   rows.push(...readRows);

@@ -732,6 +732,13 @@ describe('GET /api/projects/{project_id}/logs', () => {
       // n0 is the newest (createLogs spaces them one second apart, going back in time).
       expect(max.data[0]?.message).toBe('n0');
       expect(max.data[499]?.message).toBe('n499');
+      // Deep pages skip the logs before them by key: the same rows, in the same order.
+      const deep = (await list(id, { per_page: '100', page: '6' })).json() as ListBody;
+      expect(deep.data.map((l) => l.message)).toEqual(['n500']);
+      const deeper = (await list(id, { per_page: '20', page: '26', level: 'info' })).json() as ListBody;
+      expect(deeper.data.map((l) => l.message)).toEqual(['n500']);
+      const middle = (await list(id, { per_page: '3', page: '167' })).json() as ListBody;
+      expect(middle.data.map((l) => l.message)).toEqual(['n498', 'n499', 'n500']);
     });
 
     it('answers HEAD like the GET', async () => {

@@ -65,7 +65,7 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
  * The logs of these keys, whole, newest first: one probe of the primary key per id, in the
  * partitions of the keys' times only (ids are unique: the times serve to skip the other days).
  */
-async function rowsByKey(db: DbTx, projectId: number, keys: { cursorTime: string; id: number }[]): Promise<ListedLog[]> {
+export async function rowsByKey(db: DbTx, projectId: number, keys: { cursorTime: string; id: number }[]): Promise<ListedLog[]> {
   if (keys.length === 0) return [];
   return db
     .select(listed)

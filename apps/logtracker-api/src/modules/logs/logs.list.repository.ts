@@ -2,7 +2,8 @@ import type { SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
 import { countLogs, estimate, rollupCount } from './logs.counts.repository.js';
-import { listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { listed, microseconds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { rowsByKey } from './logs.indexed.repository.js';
 import { searchLogs } from './logs.search.repository.js';
 
 /**
@@ -16,7 +17,7 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
   if (!filters.search) {
     const [rows, total] = await Promise.all([
       // Without time bounds the plan is the same for any project and level: kept, not made anew.
-      newestPage(filters.from || filters.to ? db : dbs.plannedOnce, where(projectId, filters), limit, offset),
+      newestPage(filters.from || filters.to ? db : dbs.plannedOnce, projectId, where(projectId, filters), limit, offset),
       rollupCount(dbs.plannedOnce, projectId, filters).then(async (exact) =>
         exact === undefined ? countLogs(db, counted, await estimate(db, counted)) : { total: exact, estimated: false },
       ),
@@ -26,6 +27,19 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
   return searchLogs(db, projectId, { ...filters, search: filters.search }, limit, offset);
 }
 
-function newestPage(db: DbTx, condition: SQL | undefined, limit: number, offset: number): Promise<ListedLog[]> {
-  return db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset);
+/** Beyond this offset a page skips the logs before it by their keys alone. */
+const KEYS_FIRST_OFFSET = 500;
+
+/**
+ * A page of the newest logs. Deep in the list (a page by number up to the 10 000th log), the
+ * skipped logs are read as their keys from the index, and only the page's rows whole: skipping
+ * 10 000 logs whole fetched each from the heap.
+ */
+async function newestPage(db: DbTx, projectId: number, condition: SQL | undefined, limit: number, offset: number): Promise<ListedLog[]> {
+  if (offset < KEYS_FIRST_OFFSET) {
+    return db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset);
+  }
+  const page = db.select({ timestamp: logs.timestamp, id: logs.id }).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset).as('page');
+  const keys = await db.select({ cursorTime: microseconds(page.timestamp), id: page.id }).from(page);
+  return rowsByKey(db, projectId, keys);
 }
