@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import type { LogEntry } from './entry.js';
+import { DEFAULT_BACKOFF, retryDelay, sleep, type Backoff } from './retry.js';
+
+/** Logs sent in one request; its Idempotency-Key is the same on every retry, so it is stored once. */
+export interface Batch {
+  seq: number;
+  entries: LogEntry[];
+  /** Its JSON body's size, as the entries' JSON texts add up. */
+  bytes: number;
+  idempotencyKey: string;
+}
+
+/** What became of one attempt to send a batch. */
+export type SendOutcome =
+  | { kind: 'stored'; bytesSent: number }
+  | { kind: 'retry'; reason: string; retryAfterMs?: number }
+  | { kind: 'rejected'; reason: string };
+
+export type Send = (batch: Batch, signal: AbortSignal) => Promise<SendOutcome>;
+
+export type BatcherEvent =
+  | { kind: 'retry'; batch: Batch; attempt: number; reason: string; delayMs: number }
+  | { kind: 'rejected'; batch: Batch; reason: string };
+
+export interface BatcherOptions {
+  send: Send;
+  /** A batch is sent once it holds this many entries (the server takes at most 1 000 by default). */
+  maxEntries?: number;
+  /** …or before an entry would take its body past this size (the server's limit is 5 MiB). */
+  maxBytes?: number;
+  /** …or this long after its first entry. */
+  flushMs?: number;
+  /** Batches waiting to be sent, beyond which `add` makes its caller wait (back-pressure). */
+  maxQueued?: number;
+  backoff?: Backoff;
+  random?: () => number;
+  onEvent?: (event: BatcherEvent) => void;
+}
+
+export interface BatcherStats {
+  /** Entries handed to the batcher. */
+  lines: number;
+  /** Entries the server stored (acknowledged). */
+  delivered: number;
+  /** Entries in batches that could not be delivered: refused, or still unsent at the deadline. */
+  lost: number;
+  batches: number;
+  /** Request body bytes of the stored batches, as sent (compressed when they were). */
+  bytes: number;
+  retries: number;
+}
+
+/** 5 MiB, less room for the envelope and a margin. */
+export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024 - 64 * 1024;
+
+/**
+ * Groups entries into batches and sends them one at a time, in order, each retried (exponential
+ * backoff, full jitter, Retry-After) until it is stored, refused, or the close deadline passes.
+ * Memory stays bounded: once `maxQueued` batches wait, `add` answers a promise its caller awaits
+ * before reading more.
+ */
+export class Batcher {
+  readonly stats: BatcherStats = { lines: 0, delivered: 0, lost: 0, batches: 0, bytes: 0, retries: 0 };
+  private readonly options: Required<Omit<BatcherOptions, 'onEvent'>> & Pick<BatcherOptions, 'onEvent'>;
+  private current: LogEntry[] = [];
+  private currentBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly queue: Batch[] = [];
+  private sending: Promise<void> | undefined;
+  private waiters: (() => void)[] = [];
+  private readonly stop = new AbortController();
+  private seq = 0;
+
+  constructor(options: BatcherOptions) {
+    this.options = {
+      maxEntries: 1000,
+      maxBytes: DEFAULT_MAX_BYTES,
+      flushMs: 1000,
+      maxQueued: 4,
+      backoff: DEFAULT_BACKOFF,
+      random: Math.random,
+      ...options,
+    };
+  }
+
+  /** Batches waiting or in flight. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Takes one entry; answers a promise to await when the queue is full, undefined otherwise. */
+  add(entry: LogEntry): Promise<void> | undefined {
+    const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
+    if (this.current.length > 0 && this.currentBytes + size > this.options.maxBytes) this.flush();
+    this.current.push(entry);
+    this.currentBytes += size;
+    this.stats.lines += 1;
+    if (this.current.length >= this.options.maxEntries) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
+    return this.queue.length >= this.options.maxQueued ? this.room() : undefined;
+  }
+
+  /** Sends what has been added so far as a batch of its own. */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.current.length === 0) return;
+    this.queue.push({ seq: ++this.seq, entries: this.current, bytes: this.currentBytes + 11, idempotencyKey: randomUUID() });
+    this.current = [];
+    this.currentBytes = 0;
+    this.sending ??= this.drain();
+  }
+
+  /**
+   * Sends the rest and waits for every batch to be delivered, for `timeoutMs` at most: what is
+   * still unsent then is abandoned and counted as lost.
+   */
+  async close(timeoutMs: number): Promise<BatcherStats> {
+    this.flush();
+    const deadline = setTimeout(() => this.stop.abort(), timeoutMs);
+    while (this.sending) await this.sending;
+    clearTimeout(deadline);
+    this.stop.abort();
+    this.wake();
+    return this.stats;
+  }
+
+  private room(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let batch = this.queue[0]; batch; batch = this.queue[0]) {
+        await this.deliver(batch);
+        this.queue.shift();
+        if (this.queue.length < this.options.maxQueued) this.wake();
+      }
+    } finally {
+      // Cleared in the same step that saw the queue empty, so a batch queued next starts a new run.
+      this.sending = undefined;
+    }
+  }
+
+  private async deliver(batch: Batch): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.stop.signal.aborted) return void (this.stats.lost += batch.entries.length);
+      const outcome = await this.options.send(batch, this.stop.signal).catch((error: unknown): SendOutcome => ({
+        kind: 'retry',
+        reason: describe(error),
+      }));
+      if (outcome.kind === 'stored') {
+        this.stats.delivered += batch.entries.length;
+        this.stats.batches += 1;
+        this.stats.bytes += outcome.bytesSent;
+        return;
+      }
+      if (outcome.kind === 'rejected') {
+        this.stats.lost += batch.entries.length;
+        this.options.onEvent?.({ kind: 'rejected', batch, reason: outcome.reason });
+        return;
+      }
+      if (this.stop.signal.aborted) return void (this.stats.lost += batch.entries.length);
+      const delayMs = retryDelay(attempt, this.options.backoff, outcome.retryAfterMs, this.options.random);
+      this.stats.retries += 1;
+      this.options.onEvent?.({ kind: 'retry', batch, attempt: attempt + 1, reason: outcome.reason, delayMs });
+      await sleep(delayMs, this.stop.signal);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}
