@@ -5,6 +5,7 @@ const COMMON_FLAGS = `Flags:
   -s, --source <name>        every log's source (default: SOURCE_DEFAULT)
       --flush-ms <ms>        send a batch this long after its first line at the latest (default 1000)
       --flush-timeout <time> at the end, how long to keep trying to deliver what is left (default 10s)
+      --max-backoff <time>   the longest wait between two attempts at a batch (default 30s)
       --best-effort          exit 0 even when lines could not be delivered
       --gzip                 compress request bodies (Content-Encoding: gzip), for a server or proxy that takes them
   -q, --quiet                no summary and no retry notices on stderr (lost lines are still reported)

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DEFAULT_BACKOFF, type Backoff } from './retry.js';
 
 export class UsageError extends Error {}
 
@@ -10,6 +11,7 @@ export const COMMON_OPTIONS = {
   source: { type: 'string', short: 's' },
   'flush-ms': { type: 'string' },
   'flush-timeout': { type: 'string' },
+  'max-backoff': { type: 'string' },
   'best-effort': { type: 'boolean' },
   gzip: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
@@ -23,6 +25,7 @@ export interface ShipSettings {
   source: string | undefined;
   flushMs: number;
   flushTimeoutMs: number;
+  backoff: Backoff;
   bestEffort: boolean;
   gzip: boolean;
   quiet: boolean;
@@ -49,6 +52,7 @@ export function settingsOf(values: Values, env: Record<string, string | undefine
     source: values.source,
     flushMs: values['flush-ms'] === undefined ? 1000 : positiveNumber('--flush-ms', values['flush-ms']),
     flushTimeoutMs: values['flush-timeout'] === undefined ? 10_000 : duration('--flush-timeout', values['flush-timeout']),
+    backoff: values['max-backoff'] === undefined ? DEFAULT_BACKOFF : { ...DEFAULT_BACKOFF, maxMs: duration('--max-backoff', values['max-backoff']) },
     bestEffort: values['best-effort'] ?? false,
     gzip: values.gzip ?? false,
     quiet: values.quiet ?? false,

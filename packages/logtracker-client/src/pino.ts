@@ -14,7 +14,10 @@ export interface PinoTransportOptions {
   /** Keeps pino's `pid` and `hostname` in each log's context (dropped by default). */
   keepProcessFields?: boolean;
   flushMs?: number;
-  /** On close, how long to keep trying to deliver what is left (default 10 s). */
+  /**
+   * On close, how long to keep trying to deliver what is left (default 5 s): pino's main thread
+   * waits for its worker at exit, for 10 s at most.
+   */
   flushTimeoutMs?: number;
   gzip?: boolean;
   backoff?: Backoff;
@@ -73,7 +76,7 @@ export default async function logTrackerTransport(options: PinoTransportOptions)
     },
     {
       async close() {
-        const stats = await shipper.close(options.flushTimeoutMs ?? 10_000);
+        const stats = await shipper.close(options.flushTimeoutMs ?? 5000);
         if (stats.lost > 0) process.stderr.write(`logtracker pino transport: ${stats.lost} of ${stats.lines} logs lost (not delivered)\n`);
       },
     },

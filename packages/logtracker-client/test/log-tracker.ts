@@ -72,12 +72,6 @@ export async function startLogTracker(env: Record<string, string> = {}) {
         .where(eq(logs.projectId, projectId))
         .orderBy(...newestFirst) as Promise<StoredLog[]>;
     },
-    /** The project's first page of logs through the API (newest first), as a user reads them. */
-    async listed(projectId: number) {
-      const page = await api.GET('/api/projects/{project_id}/logs', { headers: { authorization }, params: { path: { project_id: projectId }, query: { per_page: 500 } } });
-      expect(page.response.status).toBe(200);
-      return page.data!.data;
-    },
   };
 }
 export type LogTracker = Awaited<ReturnType<typeof startLogTracker>>;
