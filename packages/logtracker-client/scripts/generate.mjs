@@ -1,6 +1,7 @@
 // Regenerates src/generated/openapi.ts from the OpenAPI document of the built log tracker
 // (apps/logtracker-api/dist), as openapi-typescript writes it. `--stdout` prints the file instead
-// of writing it (the package's test compares the two).
+// of writing it; `--from <url>` reads the document a running log tracker serves (its /docs/json)
+// instead of building the app (the package's test does both, against the log tracker it runs).
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@repo/db/testing';
@@ -31,7 +32,8 @@ async function documentOfBuiltApp() {
   }
 }
 
-const document = await documentOfBuiltApp();
+const from = process.argv.indexOf('--from');
+const document = from === -1 ? await documentOfBuiltApp() : await (await fetch(process.argv[from + 1])).json();
 const text = HEADER + astToString(await openapiTS(structuredClone(document), { silent: true }));
 if (process.argv.includes('--stdout')) process.stdout.write(text);
 else await writeFile(target, text);

@@ -31,8 +31,14 @@ export interface BatcherOptions {
   maxBytes?: number;
   /** …or this long after its first entry. */
   flushMs?: number;
-  /** Batches waiting to be sent, beyond which `add` makes its caller wait (back-pressure). */
+  /** Batches waiting or in flight, beyond which `add` makes its caller wait (back-pressure). */
   maxQueued?: number;
+  /**
+   * Batches in flight at once, taken in order (default 2, so that the server stores one while the
+   * next travels). Their entries' strictly increasing timestamps keep the server's order the
+   * input's whichever is stored first; 1 sends them strictly one after the other.
+   */
+  concurrency?: number;
   backoff?: Backoff;
   random?: () => number;
   onEvent?: (event: BatcherEvent) => void;
@@ -55,8 +61,9 @@ export interface BatcherStats {
 export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024 - 64 * 1024;
 
 /**
- * Groups entries into batches and sends them one at a time, in order, each retried (exponential
- * backoff, full jitter, Retry-After) until it is stored, refused, or the close deadline passes.
+ * Groups entries into batches and sends them in order, `concurrency` at a time, each retried
+ * (exponential backoff, full jitter, Retry-After) until it is stored, refused, or the close
+ * deadline passes.
  * Memory stays bounded: once `maxQueued` batches wait, `add` answers a promise its caller awaits
  * before reading more.
  */
@@ -67,7 +74,8 @@ export class Batcher {
   private currentBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly queue: Batch[] = [];
-  private sending: Promise<void> | undefined;
+  private inFlight = 0;
+  private idle: (() => void) | undefined;
   private waiters: (() => void)[] = [];
   private readonly stop = new AbortController();
   private seq = 0;
@@ -78,6 +86,7 @@ export class Batcher {
       maxBytes: DEFAULT_MAX_BYTES,
       flushMs: 1000,
       maxQueued: 4,
+      concurrency: 2,
       backoff: DEFAULT_BACKOFF,
       random: Math.random,
       ...options,
@@ -86,7 +95,7 @@ export class Batcher {
 
   /** Batches waiting or in flight. */
   get queued(): number {
-    return this.queue.length;
+    return this.queue.length + this.inFlight;
   }
 
   /** Takes one entry; answers a promise to await when the queue is full, undefined otherwise. */
@@ -98,7 +107,7 @@ export class Batcher {
     this.stats.lines += 1;
     if (this.current.length >= this.options.maxEntries) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.flushMs);
-    return this.queue.length >= this.options.maxQueued ? this.room() : undefined;
+    return this.queued >= this.options.maxQueued ? this.room() : undefined;
   }
 
   /** Sends what has been added so far as a batch of its own. */
@@ -109,7 +118,7 @@ export class Batcher {
     this.queue.push({ seq: ++this.seq, entries: this.current, bytes: this.currentBytes + 11, idempotencyKey: randomUUID() });
     this.current = [];
     this.currentBytes = 0;
-    this.sending ??= this.drain();
+    this.pump();
   }
 
   /**
@@ -118,9 +127,11 @@ export class Batcher {
    */
   async close(timeoutMs: number): Promise<BatcherStats> {
     this.flush();
-    const deadline = setTimeout(() => this.stop.abort(), timeoutMs);
-    while (this.sending) await this.sending;
-    clearTimeout(deadline);
+    if (this.queued > 0) {
+      const deadline = setTimeout(() => this.stop.abort(), timeoutMs);
+      await new Promise<void>((resolve) => (this.idle = resolve));
+      clearTimeout(deadline);
+    }
     this.stop.abort();
     this.wake();
     return this.stats;
@@ -136,16 +147,17 @@ export class Batcher {
     for (const resolve of waiters) resolve();
   }
 
-  private async drain(): Promise<void> {
-    try {
-      for (let batch = this.queue[0]; batch; batch = this.queue[0]) {
-        await this.deliver(batch);
-        this.queue.shift();
-        if (this.queue.length < this.options.maxQueued) this.wake();
-      }
-    } finally {
-      // Cleared in the same step that saw the queue empty, so a batch queued next starts a new run.
-      this.sending = undefined;
+  /** Starts the next batches in order, as many as may be in flight. */
+  private pump(): void {
+    while (this.inFlight < this.options.concurrency && this.queue.length > 0) {
+      const batch = this.queue.shift()!;
+      this.inFlight += 1;
+      void this.deliver(batch).then(() => {
+        this.inFlight -= 1;
+        if (this.queued < this.options.maxQueued) this.wake();
+        this.pump();
+        if (this.queued === 0) this.idle?.();
+      });
     }
   }
 

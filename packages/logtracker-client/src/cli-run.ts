@@ -30,24 +30,26 @@ export async function run(args: string[], io: RunIo): Promise<number> {
   const shipper = createShipper({ ...settings, source: settings.source ?? basename(command[0]!), env: io.env, onEvent: eventReporter(settings, io.stderr) });
 
   const child = spawn(command[0]!, command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'] });
-  // Once signalled, the command's last output is read without waiting for room in the queue, so
-  // that it can end even while the server is unreachable.
-  let signalled: () => void = () => {};
-  const stopped = new Promise<void>((resolve) => (signalled = resolve));
+  // Once the command has ended or been signalled, its last output (what the pipes still hold) is
+  // read without waiting for room in the queue: the end is then reached even while the server is
+  // unreachable, and the flush timeout bounds the rest.
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
   const forward = (signal: NodeJS.Signals) => {
-    signalled();
+    release();
     child.kill(signal);
   };
   process.on('SIGTERM', forward);
   process.on('SIGINT', forward);
-  const piped = Promise.all([relay(child.stdout, io.out, shipper, stopped), relay(child.stderr, io.err, shipper, stopped)]);
+  const piped = Promise.all([relay(child.stdout, io.out, shipper, released), relay(child.stderr, io.err, shipper, released)]);
   const status = await new Promise<number>((resolve) => {
     child.once('error', (error) => {
       io.stderr(`logtracker: cannot run ${command[0]}: ${error.message}\n`);
       resolve(127);
     });
-    child.once('close', (code, signal) => resolve(signal ? 128 + constants.signals[signal] : (code ?? 1)));
+    child.once('exit', (code, signal) => resolve(signal ? 128 + constants.signals[signal] : (code ?? 1)));
   });
+  release();
   await piped;
   process.off('SIGTERM', forward);
   process.off('SIGINT', forward);
@@ -62,7 +64,7 @@ export async function run(args: string[], io: RunIo): Promise<number> {
  * Passes `from`'s bytes to `to` unchanged and ships its lines. Reading pauses while `to` is full
  * or the shipper's queue is: memory stays bounded, and the command waits as it would on a pipe.
  */
-function relay(from: Readable, to: Writable, shipper: Shipper, stopped: Promise<void>): Promise<void> {
+function relay(from: Readable, to: Writable, shipper: Shipper, released: Promise<void>): Promise<void> {
   const splitter = new LineSplitter();
   let waits = 0;
   const wait = (promise: Promise<void>) => {
@@ -76,7 +78,7 @@ function relay(from: Readable, to: Writable, shipper: Shipper, stopped: Promise<
       if (!to.write(chunk)) wait(new Promise((r) => to.once('drain', r)));
       for (const line of splitter.push(chunk)) {
         const full = shipper.line(line);
-        if (full) wait(Promise.race([full, stopped]));
+        if (full) wait(Promise.race([full, released]));
       }
     });
     from.once('end', () => {

@@ -16,6 +16,7 @@ export interface ShipperOptions {
   flushMs?: number;
   maxEntries?: number;
   maxQueued?: number;
+  concurrency?: number;
   backoff?: Backoff;
   requestTimeoutMs?: number;
   /** The environment the pipeline's context is read from. */
@@ -31,6 +32,7 @@ export function createShipper(options: ShipperOptions) {
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
     ...(options.maxEntries !== undefined ? { maxEntries: options.maxEntries } : {}),
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),
     ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
   });

@@ -39,7 +39,7 @@ describe('flushing', () => {
     expect(await batcher.close(1000)).toMatchObject({ lines: 5, delivered: 5, lost: 0, batches: 3 });
   });
 
-  it('sends batches one at a time, in order, each with its own Idempotency-Key', async () => {
+  it.each([1, 2, 3])('sends batches in order, %i in flight at most, each with its own Idempotency-Key', async (concurrency) => {
     let inFlight = 0;
     let most = 0;
     const { attempts, send } = recordingSend(async () => {
@@ -48,19 +48,22 @@ describe('flushing', () => {
       inFlight--;
       return { kind: 'stored', bytesSent: 1 };
     });
-    const batcher = new Batcher({ send, maxEntries: 10, maxQueued: 100 });
+    const batcher = new Batcher({ send, maxEntries: 10, maxQueued: 100, concurrency });
     for (let i = 0; i < 200; i++) batcher.add(entry(i));
-    await batcher.close(5000);
-    expect(most).toBe(1);
+    expect(await batcher.close(5000)).toMatchObject({ delivered: 200, batches: 20 });
+    expect(most).toBe(concurrency);
     expect(attempts.map((b) => b.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(attempts.flatMap((b) => b.entries.map((e) => e.message))).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i}`));
     expect(new Set(attempts.map((b) => b.idempotencyKey)).size).toBe(20);
   });
 });
 
 describe('back-pressure', () => {
   it('makes the producer wait once maxQueued batches wait, and lets it go as they leave', async () => {
-    let release: () => void = () => {};
-    const { send } = recordingSend(() => new Promise((resolve) => (release = () => resolve({ kind: 'stored', bytesSent: 1 }))));
+    // Each send waits until the test releases it, oldest first.
+    const pending: (() => void)[] = [];
+    const release = () => pending.shift()?.();
+    const { send } = recordingSend(() => new Promise((resolve) => pending.push(() => resolve({ kind: 'stored', bytesSent: 1 }))));
     const batcher = new Batcher({ send, maxEntries: 2, maxQueued: 3 });
     const waits: (Promise<void> | undefined)[] = [];
     for (let i = 0; i < 6; i++) waits.push(batcher.add(entry(i)));
@@ -76,10 +79,9 @@ describe('back-pressure', () => {
     await expect.poll(() => resumed).toBe(true);
     expect(batcher.queued).toBe(2);
     const closing = batcher.close(1000);
-    for (let i = 0; i < 3; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      release();
-    }
+    await expect.poll(() => pending.length).toBe(2);
+    release();
+    release();
     expect(await closing).toMatchObject({ delivered: 6, lost: 0 });
   });
 });

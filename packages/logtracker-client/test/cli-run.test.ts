@@ -1,5 +1,11 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, startLogTracker, type LogTracker } from './log-tracker.js';
+
+const GENERATE = fileURLToPath(new URL('../scripts/generate.mjs', import.meta.url));
+const GENERATED = fileURLToPath(new URL('../src/generated/openapi.ts', import.meta.url));
 
 let server: LogTracker;
 beforeAll(async () => {
@@ -67,5 +73,17 @@ describe('logtracker run', () => {
     const help = await cli(['run', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout.toString()).toMatch(/Usage:\n {2}logtracker run \[flags\] -- <command>[\s\S]*Environment:[\s\S]*LOGTRACKER_KEY[\s\S]*Examples:/);
+  });
+});
+
+describe('the generated client types', () => {
+  it('are what the built log tracker\'s OpenAPI document gives today (after an API change: pnpm --filter @repo/logtracker-client generate)', async () => {
+    const regenerated = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [GENERATE, '--stdout', '--from', `${server.url}/docs/json`], { maxBuffer: 32 * 1024 * 1024, timeout: 60_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    expect(regenerated).toContain('"/api/projects/{project_id}/logs/batch"');
+    expect(regenerated === (await readFile(GENERATED, 'utf8')), 'src/generated/openapi.ts differs from the document of the built app').toBe(true);
   });
 });
