@@ -3,8 +3,8 @@
 //
 //   1. Throughput: BENCH_SHIP_LINES lines (default 200 000) piped into `logtracker ship`, a child
 //      process, as fast as it reads them; beside it, the server's own rate for the same logs posted
-//      the way the CLI posts them (1 000-entry batches, two requests in flight, back to back). The
-//      CLI must not be the bottleneck: its rate at least 90 % of that reference.
+//      the way the CLI posts them (1 000-entry batches, one at a time, back to back). The CLI must
+//      not be the bottleneck: its rate at least 90 % of that reference.
 //   2. Memory with the server away: the CLI pointed at a port that takes connections and never
 //      answers, fed lines for BENCH_SHIP_STALL_SECONDS (default 30) as fast as it reads them; its
 //      peak RSS (VmHWM of /proc/<pid>/status) must stay under 100 MiB: reading stops once a few
@@ -21,8 +21,8 @@ const CLI = fileURLToPath(new URL('../../../packages/logtracker-client/dist/cli.
 const LINES = positiveInt('BENCH_SHIP_LINES', 200_000);
 const STALL_SECONDS = positiveInt('BENCH_SHIP_STALL_SECONDS', 30);
 const BATCH = 1000;
-// The CLI's default: two batches in flight.
-const IN_FLIGHT = 2;
+// The CLI's: one batch at a time (the order of the logs of one millisecond is their arrival).
+const IN_FLIGHT = 1;
 const RATIO_TARGET = 0.9;
 const RSS_TARGET_MIB = 100;
 
@@ -58,7 +58,7 @@ function runCli(args, env) {
   return { child, exited };
 }
 
-/** The server's rate for the same logs, posted as the CLI posts them: two batches in flight. */
+/** The server's rate for the same logs, posted as the CLI posts them (IN_FLIGHT at a time). */
 async function referenceRate(base, projectId, ingestKey, lines) {
   const started = performance.now();
   let next = 0;

@@ -34,9 +34,10 @@ export interface BatcherOptions {
   /** Batches waiting or in flight, beyond which `add` makes its caller wait (back-pressure). */
   maxQueued?: number;
   /**
-   * Batches in flight at once, taken in order (default 2, so that the server stores one while the
-   * next travels). Their entries' strictly increasing timestamps keep the server's order the
-   * input's whichever is stored first; 1 sends them strictly one after the other.
+   * Batches in flight at once, taken in order (default 1: each is sent once the previous one is
+   * stored). The log tracker keeps timestamps to the millisecond and lists the logs of one
+   * millisecond by arrival (id), so only batches stored one after the other keep the input's order
+   * for lines read within a millisecond of each other; more than one trades that for throughput.
    */
   concurrency?: number;
   backoff?: Backoff;
@@ -61,7 +62,7 @@ export interface BatcherStats {
 export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024 - 64 * 1024;
 
 /**
- * Groups entries into batches and sends them in order, `concurrency` at a time, each retried
+ * Groups entries into batches and sends them in order, one at a time by default, each retried
  * (exponential backoff, full jitter, Retry-After) until it is stored, refused, or the close
  * deadline passes.
  * Memory stays bounded: once `maxQueued` batches wait, `add` answers a promise its caller awaits
@@ -86,7 +87,7 @@ export class Batcher {
       maxBytes: DEFAULT_MAX_BYTES,
       flushMs: 1000,
       maxQueued: 4,
-      concurrency: 2,
+      concurrency: 1,
       backoff: DEFAULT_BACKOFF,
       random: Math.random,
       ...options,

@@ -5,7 +5,6 @@ const COMMON_FLAGS = `Flags:
   -s, --source <name>        every log's source (default: SOURCE_DEFAULT)
       --flush-ms <ms>        send a batch this long after its first line at the latest (default 1000)
       --flush-timeout <time> at the end, how long to keep trying to deliver what is left (default 10s)
-      --concurrency <n>      batches in flight at once, taken in order (default 2; 1: one after the other)
       --max-backoff <time>   the longest wait between two attempts at a batch (default 30s)
       --best-effort          exit 0 even when lines could not be delivered
       --gzip                 compress request bodies (Content-Encoding: gzip), for a server or proxy that takes them
@@ -26,7 +25,7 @@ the others go to the log's context. Any other line is the message, its level rea
 such as ERROR, WARN, [error], E/, FATAL or DEBUG (info by default), colour codes stripped. Empty
 lines are skipped; lines over the server's 65 536 characters are cut. Lines keep their order.`;
 
-const DELIVERY = `Batches of up to 1 000 lines are sent in order (two in flight), each with its own Idempotency-Key,
+const DELIVERY = `Batches of up to 1 000 lines are sent one at a time, in order, each with its own Idempotency-Key,
 and retried with backoff on network errors, 429 and 5xx until stored: a retried batch is stored
 once. When the server is slower than the input, or away, reading pauses once four batches wait
 (memory stays bounded) and resumes as they are delivered. On end of input, SIGTERM or SIGINT,

@@ -12,7 +12,6 @@ export const COMMON_OPTIONS = {
   'flush-ms': { type: 'string' },
   'flush-timeout': { type: 'string' },
   'max-backoff': { type: 'string' },
-  concurrency: { type: 'string' },
   'best-effort': { type: 'boolean' },
   gzip: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
@@ -27,7 +26,6 @@ export interface ShipSettings {
   flushMs: number;
   flushTimeoutMs: number;
   backoff: Backoff;
-  concurrency: number;
   bestEffort: boolean;
   gzip: boolean;
   quiet: boolean;
@@ -55,7 +53,6 @@ export function settingsOf(values: Values, env: Record<string, string | undefine
     flushMs: values['flush-ms'] === undefined ? 1000 : positiveNumber('--flush-ms', values['flush-ms']),
     flushTimeoutMs: values['flush-timeout'] === undefined ? 10_000 : duration('--flush-timeout', values['flush-timeout']),
     backoff: values['max-backoff'] === undefined ? DEFAULT_BACKOFF : { ...DEFAULT_BACKOFF, maxMs: duration('--max-backoff', values['max-backoff']) },
-    concurrency: values.concurrency === undefined ? 2 : positiveInteger('--concurrency', values.concurrency),
     bestEffort: values['best-effort'] ?? false,
     gzip: values.gzip ?? false,
     quiet: values.quiet ?? false,
@@ -74,12 +71,6 @@ export function parseCommon(args: string[]) {
 function positiveNumber(flag: string, text: string): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0) throw new UsageError(`${flag} must be a positive number, not "${text}"`);
-  return value;
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new UsageError(`${flag} must be a positive integer, not "${text}"`);
   return value;
 }
 

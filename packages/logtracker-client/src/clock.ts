@@ -1,7 +1,8 @@
 /**
- * Timestamps strictly increasing within the process, to the microsecond: the log tracker lists
- * newest first by timestamp, so two lines read in the same millisecond must not share one, or
- * their order would rest on the ids the server happens to give.
+ * Timestamps strictly increasing within the process, to the microsecond: a line is never stamped
+ * before the one read ahead of it, even when the wall clock steps back. The log tracker lists
+ * newest first by timestamp, which it keeps to the millisecond, then by id (arrival): lines of one
+ * millisecond keep their order because batches are stored one after the other, in order.
  */
 export function createClock(now: () => number = Date.now) {
   let last = 0;

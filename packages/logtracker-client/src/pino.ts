@@ -58,10 +58,14 @@ export function pinoEntry(record: Record<string, unknown>, clock: Clock, options
  * delivers what is left when the logger's stream is closed (within `flushTimeoutMs`).
  */
 export default async function logTrackerTransport(options: PinoTransportOptions) {
+  const projectId = Number(options.project);
+  if (!options.url || !options.key || !Number.isSafeInteger(projectId) || projectId < 1) {
+    throw new Error('the logtracker pino transport needs options { url, key, project } (project: a project id)');
+  }
   const shipper = createShipper({
     url: options.url,
     key: options.key,
-    projectId: Number(options.project),
+    projectId,
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
     ...(options.gzip !== undefined ? { gzip: options.gzip } : {}),
     ...(options.backoff !== undefined ? { backoff: options.backoff } : {}),

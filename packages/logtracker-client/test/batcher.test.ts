@@ -79,9 +79,10 @@ describe('back-pressure', () => {
     await expect.poll(() => resumed).toBe(true);
     expect(batcher.queued).toBe(2);
     const closing = batcher.close(1000);
-    await expect.poll(() => pending.length).toBe(2);
-    release();
-    release();
+    for (let i = 0; i < 2; i++) {
+      await expect.poll(() => pending.length).toBe(1);
+      release();
+    }
     expect(await closing).toMatchObject({ delivered: 6, lost: 0 });
   });
 });
