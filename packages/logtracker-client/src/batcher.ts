@@ -5,8 +5,11 @@ import { DEFAULT_BACKOFF, retryDelay, sleep, type Backoff } from './retry.js';
 /** Logs sent in one request; its Idempotency-Key is the same on every retry, so it is stored once. */
 export interface Batch {
   seq: number;
-  entries: LogEntry[];
-  /** Its JSON body's size, as the entries' JSON texts add up. */
+  /** How many entries it holds. */
+  count: number;
+  /** Its request body, `{"logs":[…]}`: each entry serialised once, as it was added (to weigh it). */
+  json: string;
+  /** The body's size in bytes. */
   bytes: number;
   idempotencyKey: string;
 }
@@ -71,7 +74,7 @@ export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024 - 64 * 1024;
 export class Batcher {
   readonly stats: BatcherStats = { lines: 0, delivered: 0, lost: 0, batches: 0, bytes: 0, retries: 0 };
   private readonly options: Required<Omit<BatcherOptions, 'onEvent'>> & Pick<BatcherOptions, 'onEvent'>;
-  private current: LogEntry[] = [];
+  private current: string[] = [];
   private currentBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly queue: Batch[] = [];
@@ -101,9 +104,10 @@ export class Batcher {
 
   /** Takes one entry; answers a promise to await when the queue is full, undefined otherwise. */
   add(entry: LogEntry): Promise<void> | undefined {
-    const size = Buffer.byteLength(JSON.stringify(entry)) + 1;
+    const json = JSON.stringify(entry);
+    const size = Buffer.byteLength(json) + 1;
     if (this.current.length > 0 && this.currentBytes + size > this.options.maxBytes) this.flush();
-    this.current.push(entry);
+    this.current.push(json);
     this.currentBytes += size;
     this.stats.lines += 1;
     if (this.current.length >= this.options.maxEntries) this.flush();
@@ -116,7 +120,8 @@ export class Batcher {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.current.length === 0) return;
-    this.queue.push({ seq: ++this.seq, entries: this.current, bytes: this.currentBytes + 11, idempotencyKey: randomUUID() });
+    const json = `{"logs":[${this.current.join(',')}]}`;
+    this.queue.push({ seq: ++this.seq, count: this.current.length, json, bytes: this.currentBytes + 11, idempotencyKey: randomUUID() });
     this.current = [];
     this.currentBytes = 0;
     this.pump();
@@ -164,23 +169,23 @@ export class Batcher {
 
   private async deliver(batch: Batch): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      if (this.stop.signal.aborted) return void (this.stats.lost += batch.entries.length);
+      if (this.stop.signal.aborted) return void (this.stats.lost += batch.count);
       const outcome = await this.options.send(batch, this.stop.signal).catch((error: unknown): SendOutcome => ({
         kind: 'retry',
         reason: describe(error),
       }));
       if (outcome.kind === 'stored') {
-        this.stats.delivered += batch.entries.length;
+        this.stats.delivered += batch.count;
         this.stats.batches += 1;
         this.stats.bytes += outcome.bytesSent;
         return;
       }
       if (outcome.kind === 'rejected') {
-        this.stats.lost += batch.entries.length;
+        this.stats.lost += batch.count;
         this.options.onEvent?.({ kind: 'rejected', batch, reason: outcome.reason });
         return;
       }
-      if (this.stop.signal.aborted) return void (this.stats.lost += batch.entries.length);
+      if (this.stop.signal.aborted) return void (this.stats.lost += batch.count);
       const delayMs = retryDelay(attempt, this.options.backoff, outcome.retryAfterMs, this.options.random);
       this.stats.retries += 1;
       this.options.onEvent?.({ kind: 'retry', batch, attempt: attempt + 1, reason: outcome.reason, delayMs });

@@ -7,7 +7,7 @@ export type Write = (text: string) => void;
 export function eventReporter(settings: Pick<ShipSettings, 'quiet'>, write: Write) {
   const refusals = new Set<string>();
   return (event: BatcherEvent) => {
-    const lines = `${event.batch.entries.length} line${event.batch.entries.length === 1 ? '' : 's'}`;
+    const lines = `${event.batch.count} line${event.batch.count === 1 ? '' : 's'}`;
     if (event.kind === 'rejected') {
       if (refusals.has(event.reason)) return;
       refusals.add(event.reason);

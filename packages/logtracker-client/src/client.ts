@@ -25,6 +25,7 @@ export interface SendBatchOptions {
 }
 
 type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+type BatchBody = paths['/api/projects/{project_id}/logs/batch']['post']['requestBody']['content']['application/json'];
 
 /**
  * The log tracker's API, typed from its OpenAPI document (openapi-fetch over the types
@@ -38,24 +39,28 @@ export function createLogTrackerClient(options: LogTrackerClientOptions) {
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
 
-  async function sendBatch(projectId: number, logs: LogEntry[], send: SendBatchOptions): Promise<SendOutcome> {
-    let bytesSent = 0;
+  /** One batch of logs; the outcome says whether it was stored, is worth retrying, or was refused. */
+  function sendBatch(projectId: number, logs: LogEntry[], send: SendBatchOptions): Promise<SendOutcome> {
+    return sendBatchJson(projectId, JSON.stringify({ logs } satisfies BatchBody), send);
+  }
+
+  /** The same, for a body already serialised as the batch route takes it (`{"logs":[…]}`). */
+  async function sendBatchJson(projectId: number, json: string, send: SendBatchOptions): Promise<SendOutcome> {
+    // Sent as a string: Node's fetch sends one two to three times faster than the same bytes in a Buffer.
+    const wire = send.gzip ? gzipSync(json, { level: 1 }) : json;
     const result = await api.POST('/api/projects/{project_id}/logs/batch', {
       params: { path: { project_id: projectId }, header: { 'Idempotency-Key': send.idempotencyKey } },
-      body: { logs },
+      // The body is the JSON text itself, which the serializer passes on as it is.
+      body: wire as unknown as BatchBody,
+      bodySerializer: () => wire,
       headers: send.gzip ? { 'content-encoding': 'gzip' } : {},
-      bodySerializer: (body) => {
-        const json = Buffer.from(JSON.stringify(body));
-        const wire = send.gzip ? gzipSync(json, { level: 1 }) : json;
-        bytesSent = wire.length;
-        return wire;
-      },
       ...(send.signal ? { signal: send.signal } : {}),
     });
+    const bytesSent = typeof wire === 'string' ? Buffer.byteLength(wire) : wire.length;
     return outcomeOf(result.response, result.error as ErrorEnvelope | undefined, bytesSent);
   }
 
-  return { api, sendBatch };
+  return { api, sendBatch, sendBatchJson };
 }
 export type LogTrackerClient = ReturnType<typeof createLogTrackerClient>;
 
@@ -88,7 +93,7 @@ export interface BatchSenderOptions {
 export function batchSender(options: BatchSenderOptions): Send {
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   return (batch: Batch, signal: AbortSignal) =>
-    options.client.sendBatch(options.projectId, batch.entries, {
+    options.client.sendBatchJson(options.projectId, batch.json, {
       idempotencyKey: batch.idempotencyKey,
       gzip: options.gzip ?? false,
       signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),

@@ -33,8 +33,15 @@ export type Clock = ReturnType<typeof createClock>;
 export function isoMicros(micros: number): string {
   const ms = Math.floor(micros / 1000);
   const sub = Math.round(micros - ms * 1000);
-  return `${new Date(ms).toISOString().slice(0, 23)}${String(sub).padStart(3, '0')}Z`;
+  // Lines read together share their millisecond: its text is made once (toISOString is the cost).
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastPrefix = new Date(ms).toISOString().slice(0, 23);
+  }
+  return `${lastPrefix}${sub < 10 ? '00' : sub < 100 ? '0' : ''}${sub}Z`;
 }
+let lastMs = NaN;
+let lastPrefix = '';
 
 const MIN_MICROS = 0;
 const MAX_MICROS = Date.parse('2100-01-01T00:00:00Z') * 1000;

@@ -48,13 +48,20 @@ function structured(fields: Record<string, unknown>, line: string, clock: Clock,
 
 function entry(level: Level, message: string, timestamp: string, defaults: LineDefaults, own: Record<string, unknown> | undefined): LogEntry {
   const log: LogEntry = { level, message: storableMessage(message), timestamp };
-  const source = storableSource(defaults.source);
+  const source = sourceOf(defaults.source);
   if (source) log.source = source;
   const hasOwn = own !== undefined && Object.keys(own).length > 0;
   if (hasOwn || defaults.context) {
     log.context = (hasOwn ? storableValue({ ...own, ...defaults.context }) : defaults.context) as Record<string, unknown>;
   }
   return log;
+}
+
+let lastSource: { given: string | undefined; stored: string | undefined } = { given: undefined, stored: undefined };
+/** storableSource, made once for the run's one source rather than once a line. */
+function sourceOf(given: string | undefined): string | undefined {
+  if (given !== lastSource.given) lastSource = { given, stored: storableSource(given) };
+  return lastSource.stored;
 }
 
 function jsonObject(line: string): Record<string, unknown> | undefined {

@@ -21,6 +21,9 @@ function recordingSend(answer: (batch: Batch, attempt: number) => SendOutcome | 
 
 const quickBackoff = { baseMs: 1, maxMs: 5 };
 
+/** The entries a batch's body holds. */
+const logsOf = (batch: Batch) => (JSON.parse(batch.json) as { logs: LogEntry[] }).logs;
+
 describe('flushing', () => {
   it('sends a batch at maxEntries, another before the body would pass maxBytes, and the rest after flushMs', async () => {
     const { attempts, send } = recordingSend();
@@ -31,11 +34,11 @@ describe('flushing', () => {
     batcher.add(entry(4, 'y'.repeat(150)));
     // Two 200-byte entries do not fit in 400 bytes: the first leaves on its own.
     await expect.poll(() => attempts.length).toBe(2);
-    expect(attempts[1]!.entries.map((e) => e.message[0])).toEqual(['x']);
+    expect(logsOf(attempts[1]!).map((e) => e.message[0])).toEqual(['x']);
     const started = Date.now();
     await expect.poll(() => attempts.length, { interval: 5 }).toBe(3);
     expect(Date.now() - started).toBeGreaterThanOrEqual(40);
-    expect(attempts.flatMap((b) => b.entries.map((e) => e.timestamp))).toEqual([0, 1, 2, 3, 4].map((i) => entry(i).timestamp));
+    expect(attempts.flatMap((b) => logsOf(b).map((e) => e.timestamp))).toEqual([0, 1, 2, 3, 4].map((i) => entry(i).timestamp));
     expect(await batcher.close(1000)).toMatchObject({ lines: 5, delivered: 5, lost: 0, batches: 3 });
   });
 
@@ -53,7 +56,7 @@ describe('flushing', () => {
     expect(await batcher.close(5000)).toMatchObject({ delivered: 200, batches: 20 });
     expect(most).toBe(concurrency);
     expect(attempts.map((b) => b.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    expect(attempts.flatMap((b) => b.entries.map((e) => e.message))).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i}`));
+    expect(attempts.flatMap((b) => logsOf(b).map((e) => e.message))).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i}`));
     expect(new Set(attempts.map((b) => b.idempotencyKey)).size).toBe(20);
   });
 });
