@@ -176,7 +176,7 @@ export async function measureShip({ base, projectId, ingestKey, log }) {
   const ratio = throughput.rate / throughput.reference;
   return [
     [`logtracker ship: ${fmt(LINES)} lines piped, one process`, `${fmt(throughput.rate)} lines/s (${throughput.seconds.toFixed(1)} s)`, `≥ ${RATIO_TARGET * 100} % of the server's rate below`, ratio >= RATIO_TARGET ? 'pass' : 'FAIL'],
-    [`batch ingest, ${fmt(BATCH)} entries/request, ${IN_FLIGHT} requests in flight (as the CLI)`, `${fmt(throughput.reference)} logs/s`, 'reference', '—'],
+    [`batch ingest, ${fmt(BATCH)} entries/request, ${IN_FLIGHT === 1 ? 'one at a time' : `${IN_FLIGHT} in flight`} (as the CLI)`, `${fmt(throughput.reference)} logs/s`, 'reference', '—'],
     [
       `logtracker ship: peak RSS, server never answering, ${STALL_SECONDS} s of input`,
       `${memory.peak.toFixed(1)} MiB (${fmt(memory.taken)} lines read of the ${fmt(memory.offered)} offered; exit ${memory.stopSeconds.toFixed(1)} s after SIGTERM)`,

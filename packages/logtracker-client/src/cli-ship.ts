@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { constants } from 'node:os';
 import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
-import { parseCommon, settingsOf } from './cli-options.js';
+import { parseCommon, settingsOf, UsageError } from './cli-options.js';
 import { SHIP_HELP } from './cli-help.js';
 import { eventReporter, summarize, type Write } from './cli-report.js';
 import { LineSplitter } from './lines.js';
@@ -25,6 +25,9 @@ export async function ship(args: string[], io: CliIo): Promise<number> {
   const settings = settingsOf(values, io.env);
   const started = Date.now();
   const inputs = positionals.length === 0 ? ['-'] : positionals;
+  if (inputs.includes('-') && (io.stdin as { isTTY?: boolean }).isTTY) {
+    throw new UsageError('nothing to read: pipe lines in (command | logtracker ship …) or name files');
+  }
   const source = settings.source ?? (inputs.length === 1 && inputs[0] !== '-' ? basename(inputs[0]!) : 'cli');
   const shipper = createShipper({ ...settings, source, env: io.env, onEvent: eventReporter(settings, io.stderr) });
 
