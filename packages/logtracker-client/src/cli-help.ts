@@ -28,9 +28,10 @@ lines are skipped; lines over the server's 65 536 characters are cut. Lines keep
 const DELIVERY = `Batches of up to 1 000 lines are sent one at a time, in order, each with its own Idempotency-Key,
 and retried with backoff on network errors, 429 and 5xx until stored: a retried batch is stored
 once. When the server is slower than the input, or away, reading pauses once four batches wait
-(memory stays bounded) and resumes as they are delivered. On end of input, SIGTERM or SIGINT,
-what is left is delivered within --flush-timeout; lines that could not be delivered are counted
-on stderr and make the exit code 1 (unless --best-effort).`;
+(memory stays bounded) and resumes as they are delivered. On end of input, SIGTERM or SIGINT
+(after which the input is read for one more second), what is left is delivered within
+--flush-timeout; lines that could not be delivered are counted on stderr and make the exit code 1
+(unless --best-effort).`;
 
 export const MAIN_HELP = `logtracker: ship logs to the log tracker
 

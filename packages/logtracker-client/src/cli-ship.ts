@@ -72,25 +72,35 @@ export async function shipStream(stream: Readable, shipper: Shipper, stopped: Pr
   for (const line of splitter.end()) shipper.line(line);
 }
 
+/** After SIGTERM or SIGINT, how long what the input still holds is read before reading stops. */
+const SIGNAL_GRACE_MS = 1000;
+
 /**
- * SIGTERM and SIGINT end the reading (the stream being read is destroyed, a wait for room in the
- * queue is cut short): what was read is then delivered within the flush timeout.
+ * SIGTERM and SIGINT end the reading: what the input still holds is read for a moment (all of it
+ * when its writer was stopped too, as the processes of a pipeline are), then the stream is
+ * destroyed and a wait for room in the queue cut short. What was read is then delivered within
+ * the flush timeout.
  */
 function stopOnSignal() {
   let resolve: () => void = () => {};
+  let grace: NodeJS.Timeout | undefined;
   const state = {
     signal: undefined as NodeJS.Signals | undefined,
     reading: undefined as Readable | undefined,
     stopped: new Promise<void>((r) => (resolve = r)),
     dispose: () => {
+      clearTimeout(grace);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
     },
   };
   function onSignal(signal: NodeJS.Signals) {
-    state.signal ??= signal;
-    state.reading?.destroy();
-    resolve();
+    if (state.signal) return;
+    state.signal = signal;
+    grace = setTimeout(() => {
+      state.reading?.destroy();
+      resolve();
+    }, SIGNAL_GRACE_MS);
   }
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
