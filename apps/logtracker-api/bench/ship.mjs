@@ -87,7 +87,7 @@ async function referenceRate(base, projectId, ingestKey, lines) {
 
 async function measureThroughput(base, projectId, ingestKey, log) {
   const lines = linesOf(LINES);
-  log(`ship: the server's rate for ${fmt(LINES)} logs in ${BATCH}-entry batches, ${IN_FLIGHT} in flight`);
+  log(`ship: the server's rate for ${fmt(LINES)} logs in ${BATCH}-entry batches, as the CLI sends them`);
   const reference = await referenceRate(base, projectId, ingestKey, lines);
   log(`ship: ${fmt(LINES)} lines piped through logtracker ship`);
   const started = performance.now();
