@@ -49,6 +49,7 @@ import {
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { measureGrowth } from './growth.mjs';
+import { measureShip } from './ship.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
@@ -74,10 +75,10 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, idempotency, memory, retention, burst, analyse, growth, common, soak) runs those phases alone,
+// BENCH_ONLY=ingest,memory (any of reads, ingest, idempotency, memory, retention, burst, analyse, growth, common, soak, ship) runs those phases alone,
 // without the data set when reads and retention are left out, and prints the table without
 // writing results.md.
-const PHASES = ['reads', 'ingest', 'idempotency', 'memory', 'retention', 'burst', 'analyse', 'growth', 'common', 'soak'];
+const PHASES = ['reads', 'ingest', 'idempotency', 'memory', 'retention', 'burst', 'analyse', 'growth', 'common', 'soak', 'ship'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
@@ -998,6 +999,8 @@ async function main() {
   }
   if (ONLY.has('ingest')) await measureIngest(rows, { sql, onPostgres, database, app, bigProject, ingestKey });
   if (ONLY.has('idempotency')) await measureIdempotency(rows, { app, bigProject, ingestKey });
+  // The logtracker CLI against this server (bench/ship.mjs).
+  if (ONLY.has('ship')) rows.push(...(await measureShip({ base: app.base, projectId: bigProject, ingestKey, log })));
 
   if (ONLY.has('memory')) {
     log('memory: three 5 MiB batches');
