@@ -2189,7 +2189,7 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
-                /** @description Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; use it instead of `page` to go deep. */
+                /** @description Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; `page` reaches the 10 000th log at most (422 beyond). */
                 cursor?: string;
                 level?: "error" | "warning" | "info" | "debug";
                 from_date?: string;
@@ -2235,7 +2235,7 @@ export interface operations {
                             per_page: number;
                             total: number;
                             last_page: number;
-                            /** @description Whether `total` and `last_page` are the planner's estimate. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more, or the list has a `search` that would cost more to count than to page */
+                            /** @description Whether `total` and `last_page` are estimates. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more; a `search` is estimated where counting would cost more than the page: from the share of matches among the newest logs read for it, or in the newest slice of time searched for it */
                             total_is_estimate: boolean;
                             /** @description Pass as `cursor` for the next page; null on the last page */
                             next_cursor: string | null;
