@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logs } from '../src/db/schema/index.js';
@@ -338,6 +339,41 @@ describe('POST /api/projects/{project_id}/logs/batch', () => {
       const response = await postBatch(id, { logs: entries });
       expect(response.statusCode, response.body).toBe(201);
       expect(await countLogs(t, id)).toBe(300);
+    });
+  });
+
+  describe('compressed batches', () => {
+    const gzipped = (body: unknown, who: TestUser = owner) => ({
+      headers: { ...who.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: gzipSync(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))),
+    });
+
+    it('stores a batch sent with Content-Encoding: gzip, as a shipper sends it', async () => {
+      const id = await freshProject();
+      const entries = Array.from({ length: 1_000 }, (_, i) => ({ level: i % 2 ? 'info' : 'error', message: `line ${i}` }));
+      const response = await t.app.inject({ method: 'POST', url: `/api/projects/${id}/logs/batch`, ...gzipped({ logs: entries }) });
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data).toEqual({ accepted: 1_000 });
+      expect(await countLogs(t, id)).toBe(1_000);
+    });
+
+    it('counts the decompressed bytes against the batch limit: a small compressed bomb answers 413', async () => {
+      const id = await freshProject();
+      const message = 'x'.repeat(60_000);
+      const bomb = { logs: Array.from({ length: 100 }, () => ({ level: 'info', message })) };
+      const request = gzipped(bomb);
+      expect(request.payload.length).toBeLessThan(100_000);
+      expectError(await t.app.inject({ method: 'POST', url: `/api/projects/${id}/logs/batch`, ...request }), 413, 'payload_too_large');
+      expect(await countLogs(t, id)).toBe(0);
+    });
+
+    it('answers 400 for a body that says gzip and is not, or an encoding it does not take', async () => {
+      const id = await freshProject();
+      const notGzip = { ...gzipped({ logs: [] }), payload: Buffer.from(JSON.stringify({ logs: [{ level: 'info', message: 'x' }] })) };
+      expectError(await t.app.inject({ method: 'POST', url: `/api/projects/${id}/logs/batch`, ...notGzip }), 400, 'bad_request');
+      const brotli = { ...gzipped({ logs: [] }), headers: { ...owner.headers, 'content-type': 'application/json', 'content-encoding': 'br' } };
+      expectError(await t.app.inject({ method: 'POST', url: `/api/projects/${id}/logs/batch`, ...brotli }), 400, 'bad_request');
+      expect(await countLogs(t, id)).toBe(0);
     });
   });
 

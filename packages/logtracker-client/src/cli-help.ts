@@ -7,7 +7,7 @@ const COMMON_FLAGS = `Flags:
       --flush-timeout <time> at the end, how long to keep trying to deliver what is left (default 10s)
       --max-backoff <time>   the longest wait between two attempts at a batch (default 30s)
       --best-effort          exit 0 even when lines could not be delivered
-      --gzip                 compress request bodies (Content-Encoding: gzip), for a server or proxy that takes them
+      --no-gzip              send request bodies uncompressed (by default gzip, Content-Encoding: gzip)
   -q, --quiet                no summary and no retry notices on stderr (lost lines are still reported)
   -h, --help                 this help
 

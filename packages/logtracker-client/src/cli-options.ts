@@ -13,7 +13,7 @@ export const COMMON_OPTIONS = {
   'flush-timeout': { type: 'string' },
   'max-backoff': { type: 'string' },
   'best-effort': { type: 'boolean' },
-  gzip: { type: 'boolean' },
+  'no-gzip': { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
 } satisfies ParseArgsConfig['options'];
@@ -54,7 +54,7 @@ export function settingsOf(values: Values, env: Record<string, string | undefine
     flushTimeoutMs: values['flush-timeout'] === undefined ? 10_000 : duration('--flush-timeout', values['flush-timeout']),
     backoff: values['max-backoff'] === undefined ? DEFAULT_BACKOFF : { ...DEFAULT_BACKOFF, maxMs: duration('--max-backoff', values['max-backoff']) },
     bestEffort: values['best-effort'] ?? false,
-    gzip: values.gzip ?? false,
+    gzip: !(values['no-gzip'] ?? false),
     quiet: values.quiet ?? false,
   };
 }

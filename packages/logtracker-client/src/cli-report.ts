@@ -27,7 +27,7 @@ export function summarize(stats: BatcherStats, elapsedMs: number, settings: Pick
   const seconds = elapsedMs / 1000;
   const rate = seconds > 0 ? Math.round(stats.delivered / seconds) : stats.delivered;
   write(
-    `logtracker: ${stats.delivered} lines in ${stats.batches} batches, ${formatBytes(stats.bytes)}, ${stats.retries} retries, ${seconds.toFixed(2)} s (${rate} lines/s)\n`,
+    `logtracker: ${stats.delivered} lines in ${stats.batches} batches, ${formatBytes(stats.bytes)} sent, ${stats.retries} retries, ${seconds.toFixed(2)} s (${rate} lines/s)\n`,
   );
 }
 

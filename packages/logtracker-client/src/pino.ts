@@ -19,6 +19,7 @@ export interface PinoTransportOptions {
    * waits for its worker at exit, for 10 s at most.
    */
   flushTimeoutMs?: number;
+  /** Batches gzip-compressed (Content-Encoding: gzip); default true. */
   gzip?: boolean;
   backoff?: Backoff;
 }

@@ -12,6 +12,7 @@ export interface ShipperOptions {
   projectId: number;
   /** Every entry's source. */
   source?: string;
+  /** Batches gzip-compressed (Content-Encoding: gzip); default true. */
   gzip?: boolean;
   flushMs?: number;
   maxEntries?: number;
@@ -28,7 +29,7 @@ export interface ShipperOptions {
 export function createShipper(options: ShipperOptions) {
   const client = createLogTrackerClient({ url: options.url, key: options.key });
   const batcher = new Batcher({
-    send: batchSender({ client, projectId: options.projectId, gzip: options.gzip ?? false, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 }),
+    send: batchSender({ client, projectId: options.projectId, gzip: options.gzip ?? true, requestTimeoutMs: options.requestTimeoutMs ?? 30_000 }),
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
     ...(options.maxEntries !== undefined ? { maxEntries: options.maxEntries } : {}),
     ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),

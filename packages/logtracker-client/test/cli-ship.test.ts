@@ -21,7 +21,7 @@ describe('logtracker ship', () => {
     const { projectId, key } = await server.project();
     const lines = numbered(100_000);
     const result = await cli(['ship', '--project', String(projectId)], { env: { LOGTRACKER_URL: server.url, LOGTRACKER_KEY: key }, input: `${lines.join('\n')}\n` });
-    expect(result.stderr).toMatch(/^logtracker: 100000 lines in 100 batches, [\d.]+ MiB, 0 retries, [\d.]+ s \(\d+ lines\/s\)\n$/);
+    expect(result.stderr).toMatch(/^logtracker: 100000 lines in 100 batches, [\d.]+ (KiB|MiB) sent, 0 retries, [\d.]+ s \(\d+ lines\/s\)\n$/);
     expect(result.code).toBe(0);
     expect(await messagesInOrder(projectId)).toEqual(lines);
   });

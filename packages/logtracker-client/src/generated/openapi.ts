@@ -262,7 +262,7 @@ export interface paths {
         put?: never;
         /**
          * Submit many log entries at once (a member, or an ingest key); validated whole, all stored or none
-         * @description At most 10000 entries and 5242880 bytes. One bad entry answers 422 naming `logs.<i>.<field>`, and nothing is stored. 201 is answered once the whole batch is committed. 503 (database unreachable) means the batch was not acknowledged: send it again after `retry-after` seconds. It was not stored, except when the connection dropped while the commit itself was in flight, in which case it may have been; entries that must not be counted twice need an id of their own in `context`.
+         * @description At most 10000 entries and 5242880 bytes (decompressed: the body may be sent with `Content-Encoding: gzip`). One bad entry answers 422 naming `logs.<i>.<field>`, and nothing is stored. 201 is answered once the whole batch is committed. 503 (database unreachable) means the batch was not acknowledged: send it again after `retry-after` seconds. It was not stored, except when the connection dropped while the commit itself was in flight, in which case it may have been; entries that must not be counted twice need an id of their own in `context`.
          */
         post: operations["createLogBatch"];
         delete?: never;

@@ -1,5 +1,5 @@
 import { requireActor } from '@repo/auth';
-import { AppError, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@repo/http';
+import { AppError, gunzipBody, isEncoded, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import type { WriterAuth } from './writer-auth.js';
 import { ProjectScopedParams } from '../projects/index.js';
@@ -86,7 +86,9 @@ export function logsRoutes(deps: {
       // with it (or here, once the body is parsed the ordinary way).
       const pool = createBodyPool(deps.batchMaxBytes);
       batches.addContentTypeParser('application/json', (request, payload, done) => {
-        readBody(payload, Number(request.headers['content-length']), deps.batchMaxBytes, pool.take).then((bytes) => {
+        // A compressed body's Content-Length is not the length read (gunzipBody, preParsing).
+        const declared = isEncoded(request) ? Number.NaN : Number(request.headers['content-length']);
+        readBody(payload, declared, deps.batchMaxBytes, pool.take).then((bytes) => {
           const cut = scanBatch(bytes);
           // Too many entries: preValidation answers 413 without reading them.
           if (cut && (cut.count > deps.batchMaxEntries || validatePlain(cut))) return done(null, cut);
@@ -103,6 +105,9 @@ export function logsRoutes(deps: {
           config: { ingestKey: true },
           onRequest: authenticateWriter,
           onResponse: deps.ingest.refusals('batch'),
+          // Shippers compress (the logtracker CLI's --gzip, Vector's HTTP sink): the body limit
+          // counts the decompressed bytes.
+          preParsing: async (request, _reply, payload) => gunzipBody(request, payload),
           // Counted before validation, so an oversized batch answers 413 without validating every entry.
           preValidation: async (request) => {
             const body = request.body as BatchText | { logs?: unknown } | undefined;
@@ -122,7 +127,7 @@ export function logsRoutes(deps: {
             operationId: 'createLogBatch',
             tags: ['logs'],
             summary: 'Submit many log entries at once (a member, or an ingest key); validated whole, all stored or none',
-            description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes. One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored. 201 is answered once the whole batch is committed. 503 (database unreachable) means the batch was not acknowledged: send it again after \`retry-after\` seconds. It was not stored, except when the connection dropped while the commit itself was in flight, in which case it may have been; entries that must not be counted twice need an id of their own in \`context\`.`,
+            description: `At most ${deps.batchMaxEntries} entries and ${deps.batchMaxBytes} bytes (decompressed: the body may be sent with \`Content-Encoding: gzip\`). One bad entry answers 422 naming \`logs.<i>.<field>\`, and nothing is stored. 201 is answered once the whole batch is committed. 503 (database unreachable) means the batch was not acknowledged: send it again after \`retry-after\` seconds. It was not stored, except when the connection dropped while the commit itself was in flight, in which case it may have been; entries that must not be counted twice need an id of their own in \`context\`.`,
             security: writerSecurity,
             params: ProjectScopedParams,
             body: BatchBody,

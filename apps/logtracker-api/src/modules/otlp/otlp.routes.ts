@@ -1,6 +1,5 @@
-import { createGunzip } from 'node:zlib';
 import type { FastifyRequest } from 'fastify';
-import { AppError, type FastifyPluginAsyncZod } from '@repo/http';
+import { AppError, gunzipBody, type FastifyPluginAsyncZod } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import type { WriterAuth } from '../logs/index.js';
 import type { IngestMetrics, LogsService } from '../logs/index.js';
@@ -75,19 +74,7 @@ export function otlpRoutes(deps: {
             const sent = type ? `Content-Type "${type}" is not supported` : 'Content-Type is missing';
             throw new AppError('unsupported_media_type', `${sent}; send ${JSON_TYPE} or ${PROTOBUF}`);
           }
-          const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-          if (encoding === 'identity') return payload;
-          if (encoding !== 'gzip') {
-            throw new AppError('bad_request', `Unsupported Content-Encoding "${encoding}"; send gzip or none`);
-          }
-          const gunzip: ReturnType<typeof createGunzip> & { receivedEncodedLength?: number } = createGunzip();
-          let encodedLength = 0;
-          payload.on('data', (chunk: Buffer) => {
-            encodedLength += chunk.length;
-            // Fastify compares this, not the decompressed length, with Content-Length.
-            gunzip.receivedEncodedLength = encodedLength;
-          });
-          return payload.pipe(gunzip);
+          return gunzipBody(request, payload);
         },
         // A protobuf request is answered in protobuf, whatever answers it (the handler, a hook,
         // the error handler): ExportLogsServiceResponse on success, and google.rpc.Status for an
