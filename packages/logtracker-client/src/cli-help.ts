@@ -3,6 +3,7 @@ const COMMON_FLAGS = `Flags:
       --url <url>            the log tracker's address (or LOGTRACKER_URL; default http://127.0.0.1:8001)
       --key <key>            the project's ingest key (or LOGTRACKER_KEY; prefer the variable: flags show in ps)
   -s, --source <name>        every log's source (default: SOURCE_DEFAULT)
+  -l, --level <level>        a plain line's level when no marker names one (default info)
       --flush-ms <ms>        send a batch this long after its first line at the latest (default 1000)
       --flush-timeout <time> at the end, how long to keep trying to deliver what is left (default 10s)
       --max-backoff <time>   the longest wait between two attempts at a batch (default 30s)

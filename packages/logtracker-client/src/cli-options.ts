@@ -1,5 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DEFAULT_BACKOFF, type Backoff } from './retry.js';
+import type { Level } from './entry.js';
+import { levelOf } from './levels.js';
 
 export class UsageError extends Error {}
 
@@ -9,6 +11,7 @@ export const COMMON_OPTIONS = {
   url: { type: 'string' },
   key: { type: 'string' },
   source: { type: 'string', short: 's' },
+  level: { type: 'string', short: 'l' },
   'flush-ms': { type: 'string' },
   'flush-timeout': { type: 'string' },
   'max-backoff': { type: 'string' },
@@ -23,6 +26,7 @@ export interface ShipSettings {
   key: string;
   projectId: number;
   source: string | undefined;
+  level: Level | undefined;
   flushMs: number;
   flushTimeoutMs: number;
   backoff: Backoff;
@@ -50,6 +54,7 @@ export function settingsOf(values: Values, env: Record<string, string | undefine
     key,
     projectId,
     source: values.source,
+    level: values.level === undefined ? undefined : levelFlag(values.level),
     flushMs: values['flush-ms'] === undefined ? 1000 : positiveNumber('--flush-ms', values['flush-ms']),
     flushTimeoutMs: values['flush-timeout'] === undefined ? 10_000 : duration('--flush-timeout', values['flush-timeout']),
     backoff: values['max-backoff'] === undefined ? DEFAULT_BACKOFF : { ...DEFAULT_BACKOFF, maxMs: duration('--max-backoff', values['max-backoff']) },
@@ -80,4 +85,11 @@ export function duration(flag: string, text: string): number {
   if (!match) throw new UsageError(`${flag} must be a duration such as 10s, 500ms or 2m, not "${text}"`);
   const unit = match[2] ?? 's';
   return Number(match[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000);
+}
+
+/** `--level`: one of the log tracker's four levels, or a name they map from (warn, fatal, trace…). */
+function levelFlag(value: string): Level {
+  const level = levelOf(value);
+  if (!level) throw new UsageError(`--level must be error, warning, info or debug, not "${value}"`);
+  return level;
 }

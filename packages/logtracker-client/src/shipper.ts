@@ -3,6 +3,7 @@ import { ciContext } from './ci-context.js';
 import { batchSender, createLogTrackerClient } from './client.js';
 import { createClock, type Clock } from './clock.js';
 import type { LogEntry } from './entry.js';
+import type { Level } from './entry.js';
 import { parseLine } from './parse-line.js';
 import type { Backoff } from './retry.js';
 
@@ -12,6 +13,8 @@ export interface ShipperOptions {
   projectId: number;
   /** Every entry's source. */
   source?: string;
+  /** A plain line's level when no marker names one (default info). */
+  level?: Level;
   /** Batches gzip-compressed (Content-Encoding: gzip); default true. */
   gzip?: boolean;
   flushMs?: number;
@@ -39,7 +42,11 @@ export function createShipper(options: ShipperOptions) {
   });
   const clock: Clock = createClock();
   const ci = ciContext(options.env ?? {});
-  const defaults = { ...(options.source !== undefined ? { source: options.source } : {}), ...(ci ? { context: { ci } } : {}) };
+  const defaults = {
+    ...(options.source !== undefined ? { source: options.source } : {}),
+    ...(options.level !== undefined ? { level: options.level } : {}),
+    ...(ci ? { context: { ci } } : {}),
+  };
   return {
     batcher,
     clock,

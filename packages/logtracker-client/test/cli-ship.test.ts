@@ -136,6 +136,22 @@ describe('undeliverable batches', () => {
     expect(result.stderr).toContain('logtracker: 2 of 2 lines lost: not delivered (refused, or still unsent after the 1 s flush timeout)');
   });
 
+  it('gives plain lines without a marker the --level asked for; a marker or a JSON level still wins', async () => {
+    const { projectId, key } = await server.project();
+    const input = 'compiling 12 files\nERROR: test failed\n{"level":"debug","msg":"cache hit"}\n';
+    const result = await cli(['ship', '-p', String(projectId), '--level', 'warn', '-q'], { env: { LOGTRACKER_URL: server.url, LOGTRACKER_KEY: key }, input });
+    expect(result.code, result.stderr).toBe(0);
+    const stored = (await server.logs(projectId)).reverse().map((log) => [log.level, log.message]);
+    expect(stored).toEqual([
+      ['warning', 'compiling 12 files'],
+      ['error', 'ERROR: test failed'],
+      ['debug', 'cache hit'],
+    ]);
+    const refused = await cli(['ship', '-p', String(projectId), '--level', 'loud'], { env: { LOGTRACKER_URL: server.url, LOGTRACKER_KEY: key } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--level must be error, warning, info or debug, not "loud"');
+  });
+
   it('a usage error exits 2 and says what is missing', async () => {
     const result = await cli(['ship', '-p', '3'], { env: {} });
     expect(result.code).toBe(2);
