@@ -4,7 +4,8 @@
 // - BENCH_GROWTH_LOGS (default 4 000 000; 10 000 000 for the full run) is the final size; the
 //   reads are measured at 250 000, 1 000 000, 2 000 000, 4 000 000 and 10 000 000 logs up to it.
 // - Logs are posted by GROWTH_CLIENTS clients in 1 000-entry batches: 330 message templates (the
-//   bench's 30 under 11 subsystems) with variable tokens, timestamps over the last 24 h. At each
+//   bench's 30 under 11 subsystems) with variable tokens, each batch one minute of output at a random
+//   time of the last 24 h. At each
 //   size the ingest rate of the logs just posted is printed, then ANALYZE, then the reads.
 // - Each read: GROWTH_WARMUP requests, then GROWTH_SAMPLES sequential ones (p95). The mixed load
 //   is every read in turn from GROWTH_MIXED_CONNECTIONS clients for GROWTH_MIXED_SECONDS.
@@ -41,9 +42,12 @@ function fill(template, args) {
   return template.replace(/%(\d)\$s/g, (_, n) => String(args[Number(n) - 1]));
 }
 
-/** A batch body of BATCH entries, timestamps over the 24 h before now. */
+/**
+ * A batch body of BATCH entries, as a job or a service ships them: the output of one minute, at a
+ * random time of the 24 h before now, so that the project's logs cover the last day at every size.
+ */
 function growthBatch(random) {
-  const now = Date.now();
+  const minuteStart = Date.now() - 60_000 - Math.floor(random() * (86_400_000 - 60_000));
   const pick = (list, r = random()) => list[Math.floor(r * list.length)];
   const logs = [];
   for (let i = 0; i < BATCH; i++) {
@@ -56,7 +60,7 @@ function growthBatch(random) {
       level: LEVELS.find(([share]) => l < share)[1],
       message: fill(template, args),
       source: pick(SOURCES),
-      timestamp: new Date(now - Math.floor(random() * 86_400_000)).toISOString(),
+      timestamp: new Date(minuteStart + Math.floor(random() * 60_000)).toISOString(),
       ...(random() < 0.5 ? { context: { request_id: hex, user_id: args[0] } } : {}),
     });
   }

@@ -5,7 +5,8 @@ import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
-import { slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
+import { indexedPage, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
+import { isWideProject } from '../src/modules/logs/logs.counts.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
@@ -435,22 +436,29 @@ describe('search over many logs', () => {
     // The slice, given the share (the list takes it from the planner, which the other tests'
     // logs sway): the newest 50 matches, exact, and the total estimated from the slice.
     const search = { search: 'deadlock' };
-    const page = await slicedPage(t.database.db, sliced, search, 50, 0.0025, 60_000);
+    const page = await slicedPage(t.database.db, sliced, search, 50, 0.0025, { listRows: 60_000, wideProject: false });
     expect(messages(page!.rows)).toEqual(wanted.slice(0, 50));
     expect(page!.estimated).toBe(true);
     expect(page!.total).toBeGreaterThanOrEqual(100);
     expect(page!.total).toBeLessThanOrEqual(200);
     // A share seen too high: the first slice comes short, a second one sized by what it found fills the page.
-    const resized = await slicedPage(t.database.db, sliced, search, 50, 0.05, 60_000);
+    const resized = await slicedPage(t.database.db, sliced, search, 50, 0.05, { listRows: 60_000, wideProject: false });
     expect(messages(resized!.rows)).toEqual(wanted.slice(0, 50));
     // Sized by the errors alone with a level: one match in three is an error.
     const errors = wanted.filter((m) => Number(m.split(' ').at(-1)) % 3 === 0);
-    const byLevel = await slicedPage(t.database.db, sliced, { ...search, level: 'error' }, 20, 0.0025, 20_000);
+    const byLevel = await slicedPage(t.database.db, sliced, { ...search, level: 'error' }, 20, 0.0025, { listRows: 20_000, wideProject: false });
     expect(messages(byLevel!.rows)).toEqual(errors.slice(0, 20));
     // Past the newest matches, a page the slices cannot fill is completed from the older logs, counted exactly.
-    const all = await slicedPage(t.database.db, sliced, search, 200, 0.01, 60_000);
+    const all = await slicedPage(t.database.db, sliced, search, 200, 0.01, { listRows: 60_000, wideProject: true });
     expect(all).toMatchObject({ total: 150, estimated: false });
     expect(messages(all!.rows)).toEqual(wanted);
+    // A project holding most logs is checked on the rows the trigram index finds: the same answer.
+    for (const wideProject of [true, false]) {
+      const whole = await indexedPage(t.database.db, sliced, { ...search, wideProject }, 200, 0);
+      expect(messages(whole.rows)).toEqual(wanted);
+      expect(whole.matched).toBe(150);
+    }
+    expect(await isWideProject(t.database.db, 0)).toBe(false);
     // Worth it only where a slice is much shorter than fetching every match: not in a list this short.
     expect(worthSlicing(50, 0.0025, 60_000)).toBe(false);
     expect(worthSlicing(50, 0.0012, 4_000_000)).toBe(false);

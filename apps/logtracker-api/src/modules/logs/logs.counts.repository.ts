@@ -76,3 +76,26 @@ export async function estimate(db: DbTx, condition: SQL | undefined): Promise<Es
   const plan = (typeof raw === 'string' ? (JSON.parse(raw) as Plan) : raw)?.[0]?.Plan;
   return { rows: Math.round(plan?.['Plan Rows'] ?? 0), cost: plan?.['Total Cost'] ?? 0 };
 }
+
+/** The share of all logs beyond which a project's search checks the project on the rows found. */
+const WIDE_PROJECT_SHARE = 0.1;
+
+/** All logs of every project, by the partitions' statistics, as last read (kept a minute). */
+let allLogs: { rows: number; readAt: number } | undefined;
+
+/**
+ * Whether a project of `projectRows` logs holds a large share of all logs (WIDE_PROJECT_SHARE), by
+ * the partitions' statistics (ANALYZE's counts, read at most once a minute): its searches then
+ * find their matches through the trigram index alone (LogFilters.wideProject).
+ */
+export async function isWideProject(db: DbTx, projectRows: number): Promise<boolean> {
+  if (!allLogs || Date.now() - allLogs.readAt > 60_000) {
+    const [row] = await queryRows<{ n: number | string | null }>(
+      db,
+      sql`select sum(greatest(c.reltuples, 0)) as n from pg_inherits i join pg_class c on c.oid = i.inhrelid
+           where i.inhparent = 'logs'::regclass`,
+    );
+    allLogs = { rows: Number(row?.n ?? 0), readAt: Date.now() };
+  }
+  return projectRows >= WIDE_PROJECT_SHARE * allLogs.rows;
+}

@@ -14,12 +14,18 @@ export interface LogFilters {
   after?: LogCursor;
   /** Only logs strictly older than this (a search's older slice: logs.indexed.repository). */
   before?: Date;
+  /**
+   * The project holds a large share of all logs: its condition is left out of the indexes'
+   * reach, so that a search finds its matches through the trigram index alone and checks the
+   * project on the rows (logs.indexed.repository).
+   */
+  wideProject?: boolean;
 }
 
 /** The condition of a filtered list of one project's logs. */
 export function where(projectId: number, filters: LogFilters): SQL | undefined {
   return and(
-    eq(logs.projectId, projectId),
+    filters.wideProject ? sql`(${logs.projectId} + 0) = ${projectId}` : eq(logs.projectId, projectId),
     filters.level ? eq(logs.level, filters.level) : undefined,
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,

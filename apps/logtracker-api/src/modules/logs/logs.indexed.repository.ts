@@ -12,11 +12,15 @@ import { cursorTime, listed, microseconds, where, type ListedLog, type LogFilter
  * the offset, so `matched` is the size of the whole filtered list.
  * Index scans (which would read the project in order) and sequential scans are turned off for
  * the gathering, leaving bitmap scans of the trigram index, and-ed with the b-trees where the
- * planner finds that cheaper. For the text alone that plan does not depend on the text searched,
- * so it is the generic one, planned once per connection (the statement is prepared): planning it
- * over every daily partition cost as much as running it. Time bounds stay parameters, and the partitions outside
- * them are pruned when it runs. Without three letters or digits in a row the trigram index has
- * nothing to look up, and forcing it would read all of it: the planner chooses then.
+ * planner finds that cheaper. A list bounded in time is planned for its values: its partitions
+ * are pruned as it is planned, and the plan can weigh the time index against the text (the
+ * newest slice of a search). Any other is the generic plan, planned once per connection (the
+ * statement is prepared): planning it for its values over 30 daily partitions of logs took 45 to
+ * 70 ms, more than running it. A project holding a large share of the logs (`wideProject`) is
+ * checked on the rows the trigram index finds: and-ing the trigrams with the project's b-tree read
+ * every log of the project (3 170 pages for a rare word in one of five projects, 1 590 without).
+ * Without three letters or digits in a row the trigram index has nothing to look up, and forcing
+ * it would read all of it: the planner chooses then.
  */
 export async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
   const matching = db
@@ -39,17 +43,11 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
       .from(page)
       .orderBy(sql`${page.timestamp} desc nulls last`, sql`${page.id} desc nulls last`);
   };
-  // The text alone has one plan (the trigram index), whatever the text. With a level or a time
-  // range, the planner and-s the trigram index with the b-tree on them when it knows the text
-  // matches many logs, which only a plan made for the text can know: `timeout` among the errors
-  // of 490 000 logs read 2 468 pages so, 10 969 by the generic plan, that fetches every log
-  // holding the word and then checks its level.
-  const alone = !filters.level && !filters.from && !filters.to && !filters.patternId;
   const found = /[\p{L}\p{N}]{3}/u.test(filters.search)
     ? await withTransaction(db, async (tx) => {
         await tx.execute(
           sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
-                     set_config('plan_cache_mode', ${alone ? 'force_generic_plan' : 'force_custom_plan'}, true)`,
+                     set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true)`,
         );
         return keys(tx);
       })
@@ -128,8 +126,9 @@ export async function slicedPage(
   filters: LogFilters & { search: string },
   limit: number,
   share: number,
-  listRows: number,
+  list: { listRows: number; wideProject: boolean },
 ): Promise<SearchPage | undefined> {
+  const { listRows } = list;
   if (share * SLICE_ROWS.max < limit || filters.patternId || !/[\p{L}\p{N}]{3}/u.test(filters.search)) return undefined;
   const first = await sliceStart(db, projectId, filters, sliceRows(limit, share));
   if (!first || (filters.from && first.start <= filters.from)) return undefined;
@@ -150,7 +149,9 @@ export async function slicedPage(
     const more: number = round === 1 && rows.length > 0 ? sliceRows(limit - rows.length, rows.length / slice.rowsBelow, Infinity) : Infinity;
     const next: Slice | undefined = more <= SLICE_ROWS.max ? await sliceStart(db, projectId, filters, slice.rowsBelow + more) : undefined;
     if (!next || (filters.from && next.start <= filters.from)) {
-      const rest = await indexedPage(db, projectId, { ...filters, before: end }, limit - rows.length, 0);
+      // The slices and-ed the trigrams with the time index, led by the project; the rest is the
+      // trigram index's alone when the project is a large share of the logs.
+      const rest = await indexedPage(db, projectId, { ...filters, before: end, wideProject: list.wideProject }, limit - rows.length, 0);
       return { rows: [...rows, ...rest.rows], total: matched + (rest.matched ?? 0), estimated: false };
     }
     slice = next;
