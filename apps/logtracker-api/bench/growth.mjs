@@ -6,7 +6,8 @@
 // - Logs are posted by GROWTH_CLIENTS clients in 1 000-entry batches: 330 message templates (the
 //   bench's 30 under 11 subsystems) with variable tokens, each batch one minute of output at a random
 //   time of the last 24 h. At each
-//   size the ingest rate of the logs just posted is printed, then ANALYZE, then the reads.
+//   size the ingest rate of the logs just posted is printed, then ANALYZE, then the database
+//   settles (the statistics keeper and autovacuum done), then the reads.
 // - Each read: GROWTH_WARMUP requests, then GROWTH_SAMPLES sequential ones (p95). The mixed load
 //   is every read in turn from GROWTH_MIXED_CONNECTIONS clients for GROWTH_MIXED_SECONDS.
 // - Targets: every read's p95 ≤ 20 ms at the final size and ≤ 1.5× its value at 250 000; the mixed
@@ -153,7 +154,7 @@ async function measureAt(base, token, projectId) {
  * Grows a project of its own to BENCH_GROWTH_LOGS, measuring at each size; pushes one row per read
  * (p95 at each size, growth, verdict), the mixed load's and the ingest rate's.
  */
-export async function measureGrowth(rows, { base, token, sql, log, fmt }) {
+export async function measureGrowth(rows, { base, token, sql, log, fmt, settle = async () => {} }) {
   const call = async (method, path, body) => {
     const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
@@ -169,6 +170,9 @@ export async function measureGrowth(rows, { base, token, sql, log, fmt }) {
     const rate = await grow(base, projectId, key, target - size, random);
     size = target;
     if (sql) await sql`analyze logs`;
+    // What follows ingest settles first (the app's statistics keeper analyses the partitions a
+    // burst grew 11 s after its last batch; autovacuum), as it would between a burst and a search.
+    await settle();
     log(`growth: ${fmt(rate)} logs/s; reads at ${fmt(size)} logs`);
     const measured = await measureAt(base, token, projectId);
     at.push({ size, rate, ...measured });

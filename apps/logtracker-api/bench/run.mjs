@@ -1033,7 +1033,12 @@ async function main() {
     const grower = await startService(appDir, { ...appEnv, MAINTENANCE_INTERVAL_SECONDS: '60' }, '/api/health');
     killOnCleanup('growth app', grower.pid);
     try {
-      await measureGrowth(rows, { base: grower.base, token, sql, log, fmt });
+      const settle = async () => {
+        if (!sql) return;
+        await new Promise((r) => setTimeout(r, 12_000));
+        await waitForQuiet(sql, 180_000, { autovacuum: true });
+      };
+      await measureGrowth(rows, { base: grower.base, token, sql, log, fmt, settle });
     } finally {
       await stopService('growth app', grower);
     }

@@ -73,6 +73,14 @@ describe('logs statistics after a burst', () => {
     );
     const rows = Number(/rows=(\d+)/.exec(Object.values(estimate ?? {})[0] ?? '')?.[1]);
     expect(rows).toBeGreaterThan(2_000);
+    // The same pass merged the trigram index's pending list: nothing is left for searches to read.
+    const [pending] = await queryRows<{ pages: number | string }>(
+      t.database.db,
+      sql`select sum(gin_clean_pending_list(x.indexrelid)) as pages from pg_index x
+           join pg_class i on i.oid = x.indexrelid join pg_am a on a.oid = i.relam
+          where x.indrelid = ${after.name}::regclass and a.amname = 'gin'`,
+    );
+    expect(Number(pending?.pages)).toBe(0);
 
     // A few hundred more rows are below the minimum of new rows: nothing to do.
     await ingest(project.id, 500);

@@ -20,7 +20,8 @@ const PARTITIONS_PER_PASS = 3;
  * after it happened, so statistics trail a burst by a second or two. Growth by half was too coarse:
  * in the full bench, today's partition, already grown by the earlier phases' ingest, took a burst of
  * 300 000 logs of a new project without a new analysis, and searches of it took 250–320 ms. An analysis reads a
- * sample of 30 000 rows (a few hundred milliseconds at most), at most once a second.
+ * sample of 30 000 rows (a few hundred milliseconds at most), at most once a second. The same pass
+ * merges the partition's trigram pending list (maintenance.repository.ts, analyzePartitions).
  */
 export function createLogStatisticsService(deps: { db: DbTx }) {
   return {
