@@ -97,5 +97,6 @@ export async function isWideProject(db: DbTx, projectRows: number): Promise<bool
     );
     allLogs = { rows: Number(row?.n ?? 0), readAt: Date.now() };
   }
-  return projectRows >= WIDE_PROJECT_SHARE * allLogs.rows;
+  // Without statistics yet (a new database), any project with logs is the wide one.
+  return projectRows > 0 && projectRows >= WIDE_PROJECT_SHARE * allLogs.rows;
 }
