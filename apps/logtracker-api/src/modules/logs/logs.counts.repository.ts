@@ -80,8 +80,11 @@ export async function estimate(db: DbTx, condition: SQL | undefined): Promise<Es
 /** The share of all logs beyond which a project's search checks the project on the rows found. */
 const WIDE_PROJECT_SHARE = 0.1;
 
-/** All logs of every project, by the partitions' statistics, as last read (kept a minute). */
-let allLogs: { rows: number; readAt: number } | undefined;
+/**
+ * All logs of every project, by the partitions' statistics, as last read (kept a minute), per
+ * database handle: one process may hold several (the tests, a second instance's pool).
+ */
+const allLogsOf = new WeakMap<DbTx, { rows: number; readAt: number }>();
 
 /**
  * Whether a project of `projectRows` logs holds a large share of all logs (WIDE_PROJECT_SHARE), by
@@ -89,6 +92,7 @@ let allLogs: { rows: number; readAt: number } | undefined;
  * find their matches through the trigram index alone (LogFilters.wideProject).
  */
 export async function isWideProject(db: DbTx, projectRows: number): Promise<boolean> {
+  let allLogs = allLogsOf.get(db);
   if (!allLogs || Date.now() - allLogs.readAt > 60_000) {
     const [row] = await queryRows<{ n: number | string | null }>(
       db,
@@ -96,6 +100,7 @@ export async function isWideProject(db: DbTx, projectRows: number): Promise<bool
            where i.inhparent = 'logs'::regclass`,
     );
     allLogs = { rows: Number(row?.n ?? 0), readAt: Date.now() };
+    allLogsOf.set(db, allLogs);
   }
   // Without statistics yet (a new database), any project with logs is the wide one.
   return projectRows > 0 && projectRows >= WIDE_PROJECT_SHARE * allLogs.rows;
