@@ -1,15 +1,22 @@
-import { withoutTestDatabase } from '@repo/db/testing-files';
+import { secondPass, withoutTestDatabase } from '@repo/db/testing-files';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // These open no test database (pure functions, the batcher against local HTTP servers): the
-    // pass on PostgreSQL (TEST_DATABASE_ONLY=1) leaves them out.
     exclude: [
       ...configDefaults.exclude,
+      // These open no test database (pure functions, the batcher against local HTTP servers): the
+      // pass on PostgreSQL (TEST_DATABASE_ONLY=1) leaves them out.
       ...withoutTestDatabase(new URL('.', import.meta.url).pathname, ['test/parse-line.test.ts', 'test/batcher.test.ts']),
+      // `logtracker run` ships through the same batcher as `ship`: what it adds (the command's output
+      // passed through, its exit status) does not depend on the server's database, and delivery on
+      // PostgreSQL is cli-ship's to prove. Its answer is given once, in the pass on PGlite.
+      ...(secondPass ? ['test/cli-run.test.ts'] : []),
     ],
+    // The files wait on child processes and servers most of the time: two at once keep the two
+    // cores busy.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -28,14 +28,29 @@ export function withoutTestDatabase(root: string, files: readonly string[]): str
 }
 
 /**
+ * True in CI's pass on PostgreSQL (TEST_DATABASE_ONLY=1). For the tests inside a file that does open
+ * the test database but that themselves run on PGlite whatever the pass (a CLI over a PGlite data
+ * directory of its own, the PGlite copies themselves): `describe.skipIf(secondPass)` gives their
+ * answer once, in the pass on PGlite.
+ */
+export const secondPass = Boolean(process.env.TEST_DATABASE_ONLY);
+
+/**
  * The vitest `test` options both apps' suites share, for the app whose folder is `root`: its files
  * under test/, `withoutDatabase` left out of the pass on PostgreSQL (see withoutTestDatabase),
- * `defaultExclude` being vitest's `configDefaults.exclude`.
+ * `defaultExclude` being vitest's `configDefaults.exclude`. `sameOnEither` lists files that do open
+ * the test database but whose answer does not depend on which it is (the OpenAPI document, built
+ * from the routes' schemas): they too run in the pass on PGlite only.
  */
-export function appTestOptions(root: URL, defaultExclude: readonly string[], withoutDatabase: readonly string[]) {
+export function appTestOptions(
+  root: URL,
+  defaultExclude: readonly string[],
+  withoutDatabase: readonly string[],
+  sameOnEither: readonly string[] = [],
+) {
   return {
     include: ['test/**/*.test.ts'],
-    exclude: [...defaultExclude, ...withoutTestDatabase(fileURLToPath(root), withoutDatabase)],
+    exclude: [...defaultExclude, ...withoutTestDatabase(fileURLToPath(root), withoutDatabase), ...(secondPass ? sameOnEither : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Each file gets its own database. On PGlite the database runs in the worker: two workers match

@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { queryRows, sql } from '../src/index.js';
+import { secondPass } from '../src/testing-files.js';
 import { createTestDatabase, startTestApp } from '../src/testing.js';
 import { initMigrations, schema, vehicles } from './fixtures.js';
 
@@ -10,7 +11,7 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-describe('createTestDatabase', { timeout: 60_000 }, () => {
+describe.skipIf(secondPass)('createTestDatabase without a server', { timeout: 60_000 }, () => {
   it('gives a fresh, migrated PGlite in memory when no server is named, and closes it on destroy', async () => {
     vi.stubEnv('TEST_DATABASE_URL', '');
     const handle = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
@@ -34,7 +35,7 @@ describe('createTestDatabase', { timeout: 60_000 }, () => {
   });
 });
 
-describe('PGlite instances across test files', { timeout: 60_000 }, () => {
+describe.skipIf(secondPass)('PGlite instances across test files', { timeout: 60_000 }, () => {
   const started = async (handle: { db: Parameters<typeof queryRows>[0] }) =>
     String((await queryRows<{ at: string }>(handle.db, sql`select pg_postmaster_start_time()::text as at`))[0]?.at);
 
