@@ -35,6 +35,11 @@ export default tseslint.config(
     files: ['**/scripts/**', '**/bench/**', '**/*.config.*'],
     rules: { 'no-console': 'off' },
   },
+  // The log explorer runs in the browser (Preact, TSX).
+  {
+    files: ['packages/log-explorer/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
+  },
   // Module boundaries (STYLE.md): handlers call services and never touch SQL; services and
   // repositories never reach back into routes; repositories never call services; jobs call services
   // and never touch SQL; the apps never import each other, and the packages never import an app.
@@ -99,7 +104,7 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', noSqlInServices] },
   },
   {
-    files: ['packages/*/src/**/*.ts'],
+    files: ['packages/*/src/**/*.{ts,tsx}'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['marketplace-api', 'marketplace-api/*', 'logtracker-api', 'logtracker-api/*', '**/apps/**'], message: 'Packages never import an app.' },
