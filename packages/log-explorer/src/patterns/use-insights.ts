@@ -1,0 +1,21 @@
+import { useEffect, useState } from 'preact/hooks';
+import { isAbort } from '../api/api.client';
+import { getInsights } from '../api/api.routes';
+import type { Insights } from '../api/api.types';
+
+/** The project's mined patterns and which of them the latest analysis found new. */
+export function useInsights(projectId: number | null) {
+  const [insights, setInsights] = useState<Insights | null>(null);
+  useEffect(() => {
+    setInsights(null);
+    if (!projectId) return;
+    const abort = new AbortController();
+    getInsights(projectId, abort.signal)
+      .then(setInsights)
+      .catch((error: unknown) => {
+        if (!isAbort(error)) setInsights({ latest_analysis: null, patterns: [] });
+      });
+    return () => abort.abort();
+  }, [projectId]);
+  return insights;
+}
