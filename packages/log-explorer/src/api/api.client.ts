@@ -34,6 +34,24 @@ export function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
+type Envelope = {
+  error?: string | { code?: string; message?: string; details?: unknown };
+  message?: string;
+  errors?: Record<string, string[]>;
+};
+
+/**
+ * The error envelope, as `{ error: code, message, errors? }` or `{ error: { code, message } }`;
+ * a validation error names its first field, which says more than "The given data was invalid".
+ */
+function readEnvelope(body: unknown): { code?: string; message?: string } {
+  const e = (body ?? {}) as Envelope;
+  if (e.error && typeof e.error === 'object') return { code: e.error.code, message: e.error.message };
+  const [field, problems] = Object.entries(e.errors ?? {})[0] ?? [];
+  const detail = field && problems?.[0] ? `: ${field}: ${problems[0]}` : '';
+  return { code: e.error, message: e.message ? `${e.message}${detail}` : undefined };
+}
+
 interface RequestOptions {
   method?: string;
   body?: unknown;
@@ -62,9 +80,9 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
   }
   const body = (await response.json().catch(() => null)) as unknown;
   if (!response.ok) {
-    const envelope = (body as { error?: { code?: string; message?: string } } | null)?.error;
     if (response.status === 401 && !options.anonymous) onUnauthorized();
-    throw new ApiError(response.status, envelope?.code ?? 'http_error', envelope?.message ?? `HTTP ${response.status}`);
+    const { code, message } = readEnvelope(body);
+    throw new ApiError(response.status, code ?? 'http_error', message ?? `HTTP ${response.status}`);
   }
   return body as T;
 }

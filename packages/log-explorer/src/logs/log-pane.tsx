@@ -48,7 +48,10 @@ export function LogPane({ view, store, tail, tailOn, onTail, selectedId, reveal,
       </div>
       {store.error && (
         <p class="error" role="alert">
-          {store.error}
+          {store.error}{' '}
+          <button type="button" onClick={store.retry}>
+            Retry
+          </button>
         </p>
       )}
       <div class="list-frame">

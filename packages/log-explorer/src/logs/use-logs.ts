@@ -64,11 +64,14 @@ export function useLogs(view: ViewState) {
   const key = filterKey(view);
   const [status, setStatus] = useState<ListStatus>(INITIAL);
   const rows = useRef(new Rows());
-  const current = useRef<{ query: Query; abort: AbortController | null; cursor: string | null; busy: boolean }>({
+  // `failed`: a page was refused (a 429, the network); pages are asked for again by retry() only,
+  // not by every scroll, which would only spend the rate limit.
+  const current = useRef<{ query: Query; abort: AbortController | null; cursor: string | null; busy: boolean; failed: boolean }>({
     query: {},
     abort: null,
     cursor: null,
     busy: false,
+    failed: false,
   });
 
   const fetchPage = useCallback(async (projectId: number, cursor: string | null) => {
@@ -76,6 +79,7 @@ export function useLogs(view: ViewState) {
     const abort = c.abort;
     if (!abort || c.busy) return;
     c.busy = true;
+    c.failed = false;
     setStatus((s) => ({ ...s, loading: true, error: null }));
     try {
       const page = await listLogs(projectId, { ...c.query, cursor }, abort.signal);
@@ -93,6 +97,7 @@ export function useLogs(view: ViewState) {
       }));
     } catch (error) {
       if (isAbort(error) || abort.signal.aborted) return;
+      c.failed = true;
       setStatus((s) => ({ ...s, loading: false, error: (error as Error).message }));
     } finally {
       if (!abort.signal.aborted) c.busy = false;
@@ -119,6 +124,7 @@ export function useLogs(view: ViewState) {
       abort,
       cursor: null,
       busy: false,
+      failed: false,
     };
     void fetchPage(projectId, null);
     return () => abort.abort();
@@ -127,7 +133,13 @@ export function useLogs(view: ViewState) {
 
   const loadMore = useCallback(() => {
     const c = current.current;
-    if (view.project && c.cursor && !c.busy) void fetchPage(view.project, c.cursor);
+    if (view.project && c.cursor && !c.busy && !c.failed) void fetchPage(view.project, c.cursor);
+  }, [view.project, fetchPage]);
+
+  /** Asks again for the page that failed (the first one, or the next). */
+  const retry = useCallback(() => {
+    const c = current.current;
+    if (view.project && c.failed && !c.busy) void fetchPage(view.project, c.cursor);
   }, [view.project, fetchPage]);
 
   /** Lines from the live tail, oldest first: they go on top. */
@@ -137,5 +149,5 @@ export function useLogs(view: ViewState) {
     return added;
   }, []);
 
-  return { ...status, rows: rows.current, loadMore, prepend };
+  return { ...status, rows: rows.current, loadMore, retry, prepend };
 }

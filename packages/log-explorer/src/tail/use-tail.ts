@@ -122,6 +122,8 @@ export function useTail(o: Options) {
         socket.addEventListener('close', onClose);
       } catch (error) {
         if (error instanceof ApiError && error.status === 401) return;
+        // Refused (no tail on this server, a bad filter): asking again soon would be refused again.
+        if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429) backoff = MAX_BACKOFF_MS;
         scheduleRetry();
       }
     }
