@@ -4,6 +4,8 @@ import { LogRow, ROW_HEIGHT } from './log-row';
 import type { LogStore } from './use-logs';
 
 const OVERSCAN = 10;
+/** The rendered window moves in steps of this many rows, so a slow scroll re-renders every few rows, not every frame. */
+const STEP = 8;
 /** The next page is asked for when the reader is this many rows from the end. */
 const PREFETCH_ROWS = 150;
 
@@ -37,7 +39,7 @@ function usePageMarks(projectId: number | null, pages: number) {
  */
 export function LogList({ store, projectId, query, selectedId, reveal, onOpen }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
-  const [viewport, setViewport] = useState({ top: 0, height: 600 });
+  const [span, setSpan] = useState({ first: 0, last: 40 });
   const { rows, loadMore, nextCursor, loading } = store;
   const count = rows.count;
   usePageMarks(projectId, store.pages);
@@ -48,7 +50,9 @@ export function LogList({ store, projectId, query, selectedId, reveal, onOpen }:
     let frame = 0;
     const measure = () => {
       frame = 0;
-      setViewport({ top: el.scrollTop, height: el.clientHeight });
+      const first = Math.max(0, Math.floor((el.scrollTop / ROW_HEIGHT - OVERSCAN) / STEP) * STEP);
+      const last = Math.ceil(((el.scrollTop + el.clientHeight) / ROW_HEIGHT + OVERSCAN) / STEP) * STEP;
+      setSpan((w) => (w.first === first && w.last === last ? w : { first, last }));
     };
     const onScroll = () => {
       if (!frame) frame = requestAnimationFrame(measure);
@@ -86,8 +90,8 @@ export function LogList({ store, projectId, query, selectedId, reveal, onOpen }:
     else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
   }, [reveal]);
 
-  const first = Math.max(0, Math.floor(viewport.top / ROW_HEIGHT) - OVERSCAN);
-  const last = Math.min(count, Math.ceil((viewport.top + viewport.height) / ROW_HEIGHT) + OVERSCAN);
+  const first = Math.min(span.first, count);
+  const last = Math.min(count, span.last);
 
   useEffect(() => {
     if (nextCursor && !loading && last >= count - PREFETCH_ROWS) loadMore();
