@@ -63,6 +63,7 @@ export function Explorer({ user, onSignOut }: { user: User | null; onSignOut: ()
     search: view.q,
     enabled: tailOn,
     onLogs: (logs) => store.prepend(logs.filter((log) => belongs(viewRef.current, log))),
+    onReconnected: () => void store.catchUp(),
   });
 
   const open = useCallback((log: Log) => {

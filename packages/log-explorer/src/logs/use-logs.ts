@@ -149,5 +149,21 @@ export function useLogs(view: ViewState) {
     return added;
   }, []);
 
-  return { ...status, rows: rows.current, loadMore, retry, prepend };
+  /**
+   * After the tail was cut (a reconnect), the logs stored meanwhile are read from the list: those
+   * newer than the newest line held, one page of them at most, added on top.
+   */
+  const catchUp = useCallback(async () => {
+    const c = current.current;
+    const newest = rows.current.at(0);
+    if (!view.project || !newest || !c.abort) return;
+    try {
+      const page = await listLogs(view.project, { ...c.query, from_date: newest.timestamp }, c.abort.signal);
+      prepend([...page.data].reverse());
+    } catch {
+      // The next reconnect tries again; the list itself is intact.
+    }
+  }, [view.project, prepend]);
+
+  return { ...status, rows: rows.current, loadMore, retry, prepend, catchUp };
 }

@@ -13,6 +13,8 @@ interface Options {
   enabled: boolean;
   /** New lines, oldest first. */
   onLogs: (logs: Log[]) => void;
+  /** Live again after a cut: lines stored in between were not streamed. */
+  onReconnected: () => void;
 }
 
 const RATE_WINDOW_MS = 10_000;
@@ -65,6 +67,8 @@ export function useTail(o: Options) {
   pausedRef.current = paused;
   const onLogs = useRef(o.onLogs);
   onLogs.current = o.onLogs;
+  const onReconnected = useRef(o.onReconnected);
+  onReconnected.current = o.onReconnected;
 
   useEffect(() => {
     held.current = [];
@@ -78,6 +82,7 @@ export function useTail(o: Options) {
     let socket: WebSocket | null = null;
     let retry: ReturnType<typeof setTimeout> | undefined;
     let backoff = 1000;
+    let wasLive = false;
 
     const scheduleRetry = () => {
       if (stopped) return;
@@ -96,6 +101,8 @@ export function useTail(o: Options) {
       if (frame.type === 'ready') {
         backoff = 1000;
         setConnection('live');
+        if (wasLive) onReconnected.current();
+        wasLive = true;
       } else if (frame.type === 'log' && frame.data) {
         countArrivals(1);
         if (pausedRef.current) held.current.push(frame.data);
