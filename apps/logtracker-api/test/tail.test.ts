@@ -197,6 +197,19 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
       await expect.poll(() => literal.messages()).toEqual(['at 50%_ done', 'again 50%_']);
     });
 
+    it('applies the source filter, exactly, with the others', async () => {
+      const tail = await tailAs(member, 'source=api&level=error');
+      await postBatch(projectId, [
+        { level: 'error', message: 'from web', source: 'web' },
+        { level: 'error', message: 'from api', source: 'api' },
+        { level: 'info', message: 'api info', source: 'api' },
+        { level: 'error', message: 'no source' },
+        { level: 'error', message: 'upper API', source: 'API' },
+      ]);
+      await post(projectId, { level: 'error', message: 'api again', source: 'api' });
+      await expect.poll(() => tail.messages()).toEqual(['from api', 'api again']);
+    });
+
     it('applies from_date and to_date to the timestamp of each log', async () => {
       const tail = await tailAs(member, 'from_date=2026-01-01T00:00:00Z&to_date=2026-01-31T23:59:59Z');
       await postBatch(projectId, [
@@ -232,6 +245,10 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
       const backwards = await refused(base, tailPath(projectId, 'from_date=2026-02-01T00:00:00Z&to_date=2026-01-01T00:00:00Z'), member.headers);
       expect(backwards.status).toBe(422);
       expect(backwards.body.errors).toHaveProperty('to_date');
+
+      const blankSource = await refused(base, tailPath(projectId, 'source=%20%20'), member.headers);
+      expect(blankSource.status).toBe(422);
+      expect(Object.keys(blankSource.body.errors ?? {})).toEqual(['source']);
 
       const noZone = await refused(base, tailPath(projectId, 'from_date=2026-02-01T00:00:00'), member.headers);
       expect(noZone.status).toBe(422);

@@ -67,7 +67,7 @@ export function tailRoutes(deps: { tail: TailService }): FastifyPluginAsyncZod {
         tags: ['logs'],
         summary: "A WebSocket streaming a project's new logs as they arrive (members only)",
         description: [
-          'Open with `Upgrade: websocket`. Filters as in the list: `level`, `from_date`, `to_date`, `search`',
+          'Open with `Upgrade: websocket`. Filters as in the list: `level`, `source`, `from_date`, `to_date`, `search`',
           '(case-insensitive substring of the message). The token goes in the Authorization header; a browser,',
           'which cannot set one on a WebSocket, passes a `ticket` from `POST /projects/{project_id}/logs/tail/tickets`',
           '(single-use, valid 30 s). `access_token` (the bearer token in the URL) still works but is less safe:',
@@ -87,8 +87,8 @@ export function tailRoutes(deps: { tail: TailService }): FastifyPluginAsyncZod {
       wsHandler: (socket, request) => {
         connections.opened();
         socket.once('close', connections.closed);
-        const { level, from_date, to_date, search } = request.query;
-        deps.tail.open(socket, requireActor(request), request.params.project_id, { level, from_date, to_date, search }, request.log);
+        const { level, source, from_date, to_date, search } = request.query;
+        deps.tail.open(socket, requireActor(request), request.params.project_id, { level, source, from_date, to_date, search }, request.log);
       },
     });
   };

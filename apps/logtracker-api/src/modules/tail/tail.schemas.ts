@@ -15,6 +15,7 @@ export const TICKET_PREFIX = 'ltt_';
 export const TailQuery = z
   .object({
     level: list.level,
+    source: list.source,
     from_date: list.from_date,
     to_date: list.to_date,
     search: list.search,
@@ -41,7 +42,7 @@ export const TailQuery = z
   });
 export type TailQuery = z.infer<typeof TailQuery>;
 
-export type TailFilters = Pick<TailQuery, 'level' | 'from_date' | 'to_date' | 'search'>;
+export type TailFilters = Pick<TailQuery, 'level' | 'source' | 'from_date' | 'to_date' | 'search'>;
 
 export const TailTicketResponse = z.object({
   ticket: z.string().describe('Opaque and single-use: pass it as `ticket` when opening the tail of this project'),

@@ -33,6 +33,7 @@ export function matcher(filters: TailFilters): (log: IngestedLog) => boolean {
   const search = filters.search?.toLowerCase();
   return (log) =>
     (!filters.level || log.level === filters.level) &&
+    (!filters.source || log.source === filters.source) &&
     (!filters.from_date || log.timestamp >= filters.from_date) &&
     (!filters.to_date || log.timestamp <= filters.to_date) &&
     (!search || log.message.toLowerCase().includes(search));
@@ -166,8 +167,8 @@ export function createTailService(deps: {
         log.info({ projectId, userId: actor.userId }, 'live tail closed');
       });
 
-      const { level, from_date, to_date, search } = filters;
-      log.info({ projectId, userId: actor.userId, filters: { level, from_date, to_date, search } }, 'live tail opened');
+      const { level, source, from_date, to_date, search } = filters;
+      log.info({ projectId, userId: actor.userId, filters: { level, source, from_date, to_date, search } }, 'live tail opened');
       send({ type: 'ready' });
     },
   };
