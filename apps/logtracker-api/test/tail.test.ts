@@ -366,6 +366,19 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
       expect(left).toEqual([]);
     });
 
+    it('opens one tail only when five upgrades race with the same ticket', async () => {
+      const issued = await ticketFor(member);
+      const results = await Promise.all(Array.from({ length: 5 }, () => connect(base, tailPath(projectId, `ticket=${issued.ticket}`))));
+      const statuses = results.map((r) => {
+        if (r.kind === 'open') {
+          opened.push(r.tail);
+          return 'open';
+        }
+        return r.status;
+      });
+      expect(statuses.sort()).toEqual([401, 401, 401, 401, 'open']);
+    });
+
     it('the Authorization header wins over a ticket, which stays unused', async () => {
       const issued = await ticketFor(member);
       expect((await refused(base, tailPath(projectId, `ticket=${issued.ticket}`), stranger.headers)).status).toBe(404);
