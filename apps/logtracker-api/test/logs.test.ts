@@ -634,11 +634,11 @@ describe('GET /api/projects/{project_id}/logs', () => {
       beforeAll(async () => {
         id = await freshProject();
         await createLogs(t, id, [
-          { level: 'error', message: 'Database connection LOST', timestamp: new Date('2026-05-01T10:00:00Z') },
-          { level: 'error', message: 'database timeout', timestamp: new Date('2026-05-02T10:00:00Z') },
-          { level: 'warning', message: 'database slow', timestamp: new Date('2026-05-02T11:00:00Z') },
-          { level: 'info', message: 'user login', timestamp: new Date('2026-05-03T10:00:00Z') },
-          { level: 'error', message: 'cache miss storm', timestamp: new Date('2026-05-03T12:00:00Z') },
+          { level: 'error', message: 'Database connection LOST', source: 'db', timestamp: new Date('2026-05-01T10:00:00Z') },
+          { level: 'error', message: 'database timeout', source: 'api', timestamp: new Date('2026-05-02T10:00:00Z') },
+          { level: 'warning', message: 'database slow', source: 'db', timestamp: new Date('2026-05-02T11:00:00Z') },
+          { level: 'info', message: 'user login', source: 'api', timestamp: new Date('2026-05-03T10:00:00Z') },
+          { level: 'error', message: 'cache miss storm', source: 'API', timestamp: new Date('2026-05-03T12:00:00Z') },
           { level: 'debug', message: 'DATABASE query plan', timestamp: new Date('2026-05-04T10:00:00Z') },
         ]);
       });
@@ -654,6 +654,22 @@ describe('GET /api/projects/{project_id}/logs', () => {
       it('filters by level', async () => {
         expect(await messages({ level: 'error' })).toEqual(['cache miss storm', 'database timeout', 'Database connection LOST']);
         expect(await messages({ level: 'debug' })).toEqual(['DATABASE query plan']);
+      });
+
+      it('filters by source, exactly (case and all) once trimmed, and with the other filters', async () => {
+        expect(await messages({ source: 'db' })).toEqual(['database slow', 'Database connection LOST']);
+        expect(await messages({ source: '  api ' })).toEqual(['user login', 'database timeout']);
+        expect(await messages({ source: 'API' })).toEqual(['cache miss storm']);
+        expect(await messages({ source: 'ap' })).toEqual([]);
+        expect(await messages({ source: 'db', level: 'error' })).toEqual(['Database connection LOST']);
+        expect(await messages({ source: 'api', search: 'DATABASE' })).toEqual(['database timeout']);
+        expect(await messages({ source: 'db', from_date: '2026-05-02T00:00:00Z', to_date: '2026-05-04T00:00:00Z' })).toEqual(['database slow']);
+        // A page by cursor keeps the filter.
+        const first = (await list(id, { source: 'db', per_page: '1' })).json() as ListBody;
+        expect(first.data.map((l) => l.message)).toEqual(['database slow']);
+        expect(first.meta.total).toBe(2);
+        const next = (await list(id, { source: 'db', per_page: '1', cursor: (first.meta as unknown as { next_cursor: string }).next_cursor })).json() as ListBody;
+        expect(next.data.map((l) => l.message)).toEqual(['Database connection LOST']);
       });
 
       it('filters by date range, both bounds inclusive', async () => {
@@ -804,6 +820,9 @@ describe('GET /api/projects/{project_id}/logs', () => {
       ['an impossible date', { from_date: '2026-13-01T00:00:00Z' }, 'from_date'],
       ['an empty search', { search: '' }, 'search'],
       ['a search with a NUL character', { search: 'a\u0000b' }, 'search'],
+      ['an empty source', { source: '' }, 'source'],
+      ['a source of spaces only', { source: '   ' }, 'source'],
+      ['a source over 255 characters', { source: 'x'.repeat(256) }, 'source'],
     ];
     for (const [what, query, field] of invalid) {
       it(`answers 422 naming ${field} for ${what}`, async () => {

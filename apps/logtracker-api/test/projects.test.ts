@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const PROJECT_KEYS = ['created_at', 'description', 'id', 'name', 'repository_url', 'role', 'updated_at'];
+const PROJECT_KEYS = ['created_at', 'description', 'id', 'log_count', 'name', 'repository_url', 'role', 'updated_at'];
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 const call = (user: TestUser | undefined, method: Method, url: string, payload?: object) =>
@@ -191,6 +191,35 @@ describe('GET /api/projects', () => {
     const response = await call(user, 'GET', '/api/projects?per_page=100');
     expect(response.statusCode).toBe(200);
     expect(response.json().meta.per_page).toBe(100);
+  });
+});
+
+describe('log_count on projects', () => {
+  it('counts the logs each project holds, in the list and for one project, and follows deletions', async () => {
+    const owner = await createUser(t);
+    const busy = await createProject(t, owner);
+    const quiet = await createProject(t, owner);
+    const now = Date.now();
+    // Across days and levels, in two statements (each appends its own rollup rows).
+    await createLogs(t, busy.id, [
+      { level: 'error', timestamp: new Date(now - 3 * 86_400_000) },
+      { level: 'info' },
+      { level: 'debug', timestamp: new Date(now - 86_400_000) },
+    ]);
+    await createLogs(t, busy.id, [{ level: 'warning' }, { level: 'info', message: 'to delete' }]);
+
+    const listed = (await call(owner, 'GET', '/api/projects')).json() as { data: { id: number; log_count: number }[] };
+    expect(Object.fromEntries(listed.data.map((p) => [p.id, p.log_count]))).toEqual({ [busy.id]: 5, [quiet.id]: 0 });
+    expect((await call(owner, 'GET', `/api/projects/${busy.id}`)).json().data.log_count).toBe(5);
+
+    await t.database.db.delete(logs).where(eq(logs.message, 'to delete'));
+    expect((await call(owner, 'GET', `/api/projects/${busy.id}`)).json().data.log_count).toBe(4);
+    const updated = await call(owner, 'PUT', `/api/projects/${busy.id}`, { name: 'Renamed' });
+    expect(updated.json().data).toMatchObject({ name: 'Renamed', log_count: 4 });
+    expect((await call(owner, 'GET', `/api/projects/${quiet.id}`)).json().data.log_count).toBe(0);
+
+    const created = await call(owner, 'POST', '/api/projects', { name: 'New' });
+    expect(created.json().data.log_count).toBe(0);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogLevel } from '../src/db/schema/index.js';
+import { bucketCount, customPeriod } from '../src/modules/stats/stats.periods.js';
 import { cover, grainMs } from '../src/modules/stats/stats.repository.js';
 import {
   addMember,
@@ -341,6 +342,104 @@ describe('GET /api/projects/{project_id}/stats', () => {
         { source: 'single-04', count: 1 },
         { source: 'single-05', count: 1 },
       ]);
+    });
+  });
+
+  describe('a custom range (from_date, to_date)', () => {
+    let projectId: number;
+    let anchor: number;
+    const iso = (ms: number) => new Date(ms).toISOString();
+
+    beforeAll(async () => {
+      projectId = (await createProject(t, owner)).id;
+      // A whole hour a day and more back: within the three days minute rollups are kept.
+      anchor = Math.floor((Date.now() - 30 * H) / H) * H;
+      const at = (offset: number) => new Date(anchor + offset);
+      await createLogs(t, projectId, [
+        { level: 'error', source: 'api', timestamp: at(10 * M + 30_000) },
+        { level: 'info', source: 'web', timestamp: at(25 * M) },
+        { level: 'warning', source: 'api', timestamp: at(70 * M) },
+        { level: 'error', source: 'api', timestamp: at(-30 * M) }, // the previous period
+        { level: 'info', source: 'api', timestamp: at(3 * H) }, // after the range
+      ]);
+    });
+
+    it('replaces time_range: two hours in 120 buckets of a minute, and the two hours before as previous period', async () => {
+      const data = await statsOk(projectId, { time_range: '7d', from_date: iso(anchor), to_date: iso(anchor + 2 * H) });
+      expect(data).toMatchObject({ time_range: 'custom', from: iso(anchor), to: iso(anchor + 2 * H), bucket_seconds: 60, total: 3 });
+      expect(data.by_level).toEqual(counts({ error: 1, warning: 1, info: 1 }));
+      expect(data.series).toHaveLength(120);
+      expect(data.series[0]?.start).toBe(iso(anchor));
+      expect(nonEmpty(data.series)).toEqual({ 10: { total: 1, error: 1 }, 25: { total: 1, info: 1 }, 70: { total: 1, warning: 1 } });
+      expect(data.top_sources).toEqual([
+        { source: 'api', count: 2 },
+        { source: 'web', count: 1 },
+      ]);
+      expect(data.previous_period).toMatchObject({ from: iso(anchor - 2 * H), to: iso(anchor), total: 1, by_level: counts({ error: 1 }) });
+      expect(data.change.total_pct).toBe(200);
+    });
+
+    it('aligns the series start down to its bucket and the end up to the minute, in the finest buckets that make 120 at most', async () => {
+      // 2 h 1 min once aligned: 121 minutes, so 5-minute buckets from anchor + 5 min.
+      const data = await statsOk(projectId, { from_date: iso(anchor + 7 * M + 30_000), to_date: iso(anchor + 2 * H + 7 * M + 30_000) });
+      expect(data).toMatchObject({ time_range: 'custom', from: iso(anchor + 5 * M), to: iso(anchor + 2 * H + 8 * M), bucket_seconds: 300, total: 3 });
+      expect(data.series).toHaveLength(25);
+      expect(nonEmpty(data.series)).toEqual({ 1: { total: 1, error: 1 }, 4: { total: 1, info: 1 }, 13: { total: 1, warning: 1 } });
+      expect(data.previous_period).toMatchObject({ from: iso(anchor - 2 * H + 2 * M), to: iso(anchor + 5 * M), total: 1 });
+    });
+
+    it('reads hours for buckets of an hour or more: ten days in 40 buckets of 6 hours', async () => {
+      const from = Math.floor((anchor - 5 * D) / (6 * H)) * 6 * H;
+      const data = await statsOk(projectId, { from_date: iso(from), to_date: iso(from + 10 * D) });
+      expect(data).toMatchObject({ time_range: 'custom', bucket_seconds: 21_600, total: 5 });
+      expect(data.series).toHaveLength(40);
+      expect(data.series.reduce((acc, b) => acc + b.total, 0)).toBe(5);
+      expect(data.previous_period.total).toBe(0);
+      expect(data.change.total_pct).toBeNull();
+    });
+
+    const invalid: [string, Record<string, string>, string][] = [
+      ['from_date alone', { from_date: '2026-05-01T00:00:00Z' }, 'to_date'],
+      ['to_date alone', { to_date: '2026-05-01T00:00:00Z' }, 'from_date'],
+      ['an empty range', { from_date: '2026-05-01T00:00:00Z', to_date: '2026-05-01T00:00:00Z' }, 'to_date'],
+      ['a range backwards', { from_date: '2026-05-02T00:00:00Z', to_date: '2026-05-01T00:00:00Z' }, 'to_date'],
+      ['a range over 400 days', { from_date: '2025-01-01T00:00:00Z', to_date: '2026-02-05T00:00:01Z' }, 'to_date'],
+      ['a date without a time zone', { from_date: '2026-05-01T00:00:00', to_date: '2026-05-02T00:00:00Z' }, 'from_date'],
+      ['a date that is not one', { from_date: 'yesterday', to_date: '2026-05-02T00:00:00Z' }, 'from_date'],
+    ];
+    for (const [what, query, field] of invalid) {
+      it(`answers 422 naming ${field} for ${what}`, async () => {
+        const body = expectError(await stats(projectId, query), 422, 'validation_error');
+        expect(Object.keys(body.errors ?? {})).toEqual([field]);
+      });
+    }
+
+    it('takes exactly 400 days, and answers 404 to a stranger', async () => {
+      const data = await statsOk(projectId, { from_date: '2025-01-01T00:00:00Z', to_date: '2026-02-05T00:00:00Z' });
+      expect(data.bucket_seconds).toBe(86_400);
+      expect(data.series).toHaveLength(400);
+      expectError(await stats(projectId, { from_date: iso(anchor), to_date: iso(anchor + H) }, stranger), 404, 'not_found');
+    });
+
+    it('picks the finest bucket that gives at most 120 buckets', () => {
+      const from = new Date('2026-05-01T10:00:00Z');
+      const pick = (ms: number, start = from) => {
+        const period = customPeriod(start, new Date(start.getTime() + ms));
+        return { bucket: period.bucketMs, buckets: bucketCount(period) };
+      };
+      expect(pick(2 * H)).toEqual({ bucket: M, buckets: 120 });
+      expect(pick(2 * H + M)).toEqual({ bucket: 5 * M, buckets: 25 });
+      expect(pick(10 * H)).toEqual({ bucket: 5 * M, buckets: 120 });
+      expect(pick(D)).toEqual({ bucket: 15 * M, buckets: 96 });
+      expect(pick(5 * D)).toEqual({ bucket: H, buckets: 120 });
+      expect(pick(30 * D, new Date('2026-05-01T00:00:00Z'))).toEqual({ bucket: 6 * H, buckets: 120 });
+      // From 10:00, six-hour buckets start at 06:00 and make 121.
+      expect(pick(30 * D)).toEqual({ bucket: D, buckets: 31 });
+      expect(pick(31 * D)).toEqual({ bucket: D, buckets: 32 });
+      // Past 120 days even days make more than 120: days all the same.
+      expect(pick(400 * D)).toEqual({ bucket: D, buckets: 401 });
+      // A start within a bucket is aligned down to it, which may take the next width.
+      expect(pick(5 * D, new Date('2026-05-01T10:30:00Z'))).toEqual({ bucket: 6 * H, buckets: 21 });
     });
   });
 

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { projectMembers } from '../src/db/schema/index.js';
+import { projectMembers, tailTickets } from '../src/db/schema/index.js';
 import { createLogEvents, type IngestedLog } from '../src/modules/logs/log-events.js';
 import { createProjectAccess } from '../src/modules/projects/projects.service.js';
 import { createTailService, type TailSocket } from '../src/modules/tail/tail.service.js';
@@ -83,6 +83,7 @@ async function refused(base: string, path: string, headers: Record<string, strin
   return connection;
 }
 
+const ticketsPath = (projectId: number) => `/api/projects/${projectId}/logs/tail/tickets`;
 const tailPath = (projectId: number, query = '') => `/api/projects/${projectId}/logs/tail${query ? `?${query}` : ''}`;
 
 describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
@@ -114,6 +115,12 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
     const tail = await open(base, tailPath(id, query), who.headers);
     opened.push(tail);
     return tail;
+  }
+
+  async function ticketFor(who: TestUser, id = projectId) {
+    const response = await t.app.inject({ method: 'POST', url: ticketsPath(id), headers: who.headers });
+    expect(response.statusCode, response.body).toBe(201);
+    return (response.json() as { data: { ticket: string; expires_at: string } }).data;
   }
 
   function post(id: number, payload: Record<string, unknown>, who: TestUser = owner) {
@@ -190,6 +197,19 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
       await expect.poll(() => literal.messages()).toEqual(['at 50%_ done', 'again 50%_']);
     });
 
+    it('applies the source filter, exactly, with the others', async () => {
+      const tail = await tailAs(member, 'source=api&level=error');
+      await postBatch(projectId, [
+        { level: 'error', message: 'from web', source: 'web' },
+        { level: 'error', message: 'from api', source: 'api' },
+        { level: 'info', message: 'api info', source: 'api' },
+        { level: 'error', message: 'no source' },
+        { level: 'error', message: 'upper API', source: 'API' },
+      ]);
+      await post(projectId, { level: 'error', message: 'api again', source: 'api' });
+      await expect.poll(() => tail.messages()).toEqual(['from api', 'api again']);
+    });
+
     it('applies from_date and to_date to the timestamp of each log', async () => {
       const tail = await tailAs(member, 'from_date=2026-01-01T00:00:00Z&to_date=2026-01-31T23:59:59Z');
       await postBatch(projectId, [
@@ -225,6 +245,10 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
       const backwards = await refused(base, tailPath(projectId, 'from_date=2026-02-01T00:00:00Z&to_date=2026-01-01T00:00:00Z'), member.headers);
       expect(backwards.status).toBe(422);
       expect(backwards.body.errors).toHaveProperty('to_date');
+
+      const blankSource = await refused(base, tailPath(projectId, 'source=%20%20'), member.headers);
+      expect(blankSource.status).toBe(422);
+      expect(Object.keys(blankSource.body.errors ?? {})).toEqual(['source']);
 
       const noZone = await refused(base, tailPath(projectId, 'from_date=2026-02-01T00:00:00'), member.headers);
       expect(noZone.status).toBe(422);
@@ -285,6 +309,94 @@ describe('GET /api/projects/{project_id}/logs/tail (WebSocket)', () => {
       expect(output).toContain(`/logs/tail?level=error&access_token=[REDACTED]`);
       expect(output).toContain('access%5Ftoken=[REDACTED]');
       expect(output).toContain('/api/health?access_token=[REDACTED]');
+    });
+
+    it('opens with a single-use ticket from POST …/logs/tail/tickets, and never logs it', async () => {
+      const issued = await ticketFor(member);
+      expect(issued.ticket).toMatch(/^ltt_[A-Za-z0-9_-]{43}$/);
+      const ttl = Date.parse(issued.expires_at) - Date.now();
+      expect(ttl).toBeGreaterThan(25_000);
+      expect(ttl).toBeLessThanOrEqual(31_000);
+      // Only its hash is stored.
+      const stored = await t.database.db.select().from(tailTickets);
+      expect(JSON.stringify(stored)).not.toContain(issued.ticket);
+
+      const tail = await open(base, tailPath(projectId, `level=error&ticket=${issued.ticket}`));
+      opened.push(tail);
+      await post(projectId, { level: 'error', message: 'seen through a ticket' });
+      await expect.poll(() => tail.messages()).toEqual(['seen through a ticket']);
+
+      const used = await refused(base, tailPath(projectId, `ticket=${issued.ticket}`));
+      expect(used.status).toBe(401);
+      expect(used.body.error).toBe('unauthenticated');
+      const output = logOutput();
+      expect(output).not.toContain(issued.ticket);
+      expect(output).toContain('/logs/tail?level=error&ticket=[REDACTED]');
+    });
+
+    it('401 for a ticket used, expired, for another project, unknown or malformed; 404 to issue one for a stranger', async () => {
+      const other = await ticketFor(owner, otherProjectId);
+      expect((await refused(base, tailPath(projectId, `ticket=${other.ticket}`))).status).toBe(401);
+      // Presented where it does not belong, it is spent all the same.
+      expect((await refused(base, tailPath(otherProjectId, `ticket=${other.ticket}`))).status).toBe(401);
+
+      const expired = await ticketFor(member);
+      await t.database.db.update(tailTickets).set({ expiresAt: sql`now() - interval '1 second'` });
+      expect((await refused(base, tailPath(projectId, `ticket=${expired.ticket}`))).status).toBe(401);
+
+      for (const ticket of ['ltt_unknown', 'not-a-ticket', `ltt_${'a'.repeat(200)}`]) {
+        const response = await refused(base, tailPath(projectId, `ticket=${ticket}`));
+        expect(response.status).toBe(401);
+        expect(response.body.error).toBe('unauthenticated');
+      }
+
+      for (const id of [projectId, 999_999]) {
+        const response = await t.app.inject({ method: 'POST', url: ticketsPath(id), headers: stranger.headers });
+        expect(response.statusCode).toBe(404);
+        expect(response.json()).toMatchObject({ error: 'not_found', message: 'Project not found' });
+      }
+      expect((await t.app.inject({ method: 'POST', url: ticketsPath(projectId) })).statusCode).toBe(401);
+      const badId = await t.app.inject({ method: 'POST', url: '/api/projects/abc/logs/tail/tickets', headers: member.headers });
+      expect(badId.statusCode).toBe(422);
+      expect(badId.json()).toMatchObject({ error: 'validation_error', errors: { project_id: expect.any(Array) } });
+
+      // Issuing deletes the expired tickets.
+      await ticketFor(member);
+      const left = await t.database.db.select().from(tailTickets).where(sql`${tailTickets.expiresAt} <= now()`);
+      expect(left).toEqual([]);
+    });
+
+    it('opens one tail only when five upgrades race with the same ticket', async () => {
+      const issued = await ticketFor(member);
+      const results = await Promise.all(Array.from({ length: 5 }, () => connect(base, tailPath(projectId, `ticket=${issued.ticket}`))));
+      const statuses = results.map((r) => {
+        if (r.kind === 'open') {
+          opened.push(r.tail);
+          return 'open';
+        }
+        return r.status;
+      });
+      expect(statuses.sort()).toEqual([401, 401, 401, 401, 'open']);
+    });
+
+    it('the Authorization header wins over a ticket, which stays unused', async () => {
+      const issued = await ticketFor(member);
+      expect((await refused(base, tailPath(projectId, `ticket=${issued.ticket}`), stranger.headers)).status).toBe(404);
+      opened.push(await open(base, tailPath(projectId, `ticket=${issued.ticket}`)));
+    });
+
+    it('a ticket names its session: one redeemed after logout is refused, and logout closes its tail with 4401', async () => {
+      const leaving = await createUser(t);
+      await addMember(t, projectId, leaving);
+      const first = await ticketFor(leaving);
+      const second = await ticketFor(leaving);
+      const tail = await open(base, tailPath(projectId, `ticket=${first.ticket}`));
+      opened.push(tail);
+
+      const logout = await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: leaving.headers });
+      expect(logout.statusCode, logout.body).toBe(200);
+      await expect(tail.closed).resolves.toEqual({ code: 4401, reason: 'Session ended' });
+      expect((await refused(base, tailPath(projectId, `ticket=${second.ticket}`))).status).toBe(401);
     });
 
     it('closes with 4401 once the session is revoked by logout', async () => {
@@ -395,6 +507,7 @@ describe('tail service', () => {
   async function setUp(options: { heartbeatMs?: number; maxBufferedBytes?: number } = {}) {
     const events = createLogEvents();
     const tail = createTailService({
+      db: t.database.db,
       access: createProjectAccess({ db: t.database.db }),
       events,
       sessions: t.app.auth.store,

@@ -31,8 +31,11 @@ export interface ServerOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Query parameters whose values are credentials: e-mailed link tokens, codes, keys, the live tail's access_token. */
-const SECRET_PARAM = /token|code|otp|secret|key|signature|password/i;
+/**
+ * Query parameters whose values are credentials: e-mailed link tokens, codes, keys, the live tail's
+ * access_token and ticket (single-use, but a log line may be read before the ticket is).
+ */
+const SECRET_PARAM = /token|code|otp|secret|key|signature|password|ticket/i;
 const REDACTED = '[REDACTED]';
 
 /**

@@ -387,6 +387,7 @@ describe('redactUrl', () => {
     expect(redactUrl('/api/v1/auth/verify-email?token=abc123')).toBe('/api/v1/auth/verify-email?token=[REDACTED]');
     expect(redactUrl('/x?otp=123456&page=2&reset_token=t&api_key=k')).toBe('/x?otp=[REDACTED]&page=2&reset_token=[REDACTED]&api_key=[REDACTED]');
     expect(redactUrl('/tail?level=error&access%5Ftoken=jwt&q=a%20b')).toBe('/tail?level=error&access%5Ftoken=[REDACTED]&q=a%20b');
+    expect(redactUrl('/tail?ticket=ltt_abc&level=error')).toBe('/tail?ticket=[REDACTED]&level=error');
     expect(redactUrl('/api/logs?level=error&page=3')).toBe('/api/logs?level=error&page=3');
     expect(redactUrl('/health')).toBe('/health');
   });

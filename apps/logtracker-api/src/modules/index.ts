@@ -65,7 +65,7 @@ export async function registerModules(
       await api.register(membersRoutes({ members: createMembersService({ db, access }) }));
       await api.register(ingestKeysRoutes({ ingestKeys }));
       await api.register(logsRoutes({ logs, writerAuth, batchMaxEntries, batchMaxBytes, ingest }));
-      await api.register(tailRoutes({ tail: createTailService({ access, events, sessions: app.auth.store, ...deps.config.tail }) }));
+      await api.register(tailRoutes({ tail: createTailService({ db, access, events, sessions: app.auth.store, ...deps.config.tail }) }));
       await api.register(statsRoutes({ stats: createStatsService({ db: logsDb, access }) }));
       await api.register(analysisRoutes({ analysis }));
       await api.register(projectConfigRoutes({ config: createProjectConfigService({ db, access, webhookGuard: deps.webhookGuard }) }));

@@ -288,6 +288,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{project_id}/logs/tail/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A single-use ticket that opens this project's live tail from a browser (members only)
+         * @description The ticket stands for the caller (and their session) on this project for one upgrade within 30 seconds: pass it as `ticket` when opening `GET /projects/{project_id}/logs/tail`. Unlike `access_token`, a URL holding it is worth nothing once used or expired, wherever it is logged or kept.
+         */
+        post: operations["createTailTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{project_id}/logs/tail": {
         parameters: {
             query?: never;
@@ -297,7 +317,7 @@ export interface paths {
         };
         /**
          * A WebSocket streaming a project's new logs as they arrive (members only)
-         * @description Open with `Upgrade: websocket`. Filters as in the list: `level`, `from_date`, `to_date`, `search` (case-insensitive substring of the message). The token goes in the Authorization header or, from a browser, in `access_token`. The server sends JSON text frames: `{"type":"ready"}` once subscribed, then `{"type":"log","data":<log as in the list>}` per new matching log; it pings every 30 s. Close codes: 1013 the client fell too far behind (reconnect), 4401 the session ended, 4404 the project is gone or the caller is no longer a member. A plain GET answers 400.
+         * @description Open with `Upgrade: websocket`. Filters as in the list: `level`, `source`, `from_date`, `to_date`, `search` (case-insensitive substring of the message). The token goes in the Authorization header; a browser, which cannot set one on a WebSocket, passes a `ticket` from `POST /projects/{project_id}/logs/tail/tickets` (single-use, valid 30 s). `access_token` (the bearer token in the URL) still works but is less safe: the URL can end up in proxy logs and history. The server sends JSON text frames: `{"type":"ready"}` once subscribed, then `{"type":"log","data":<log as in the list>}` per new matching log; it pings every 30 s. Close codes: 1013 the client fell too far behind (reconnect), 4401 the session ended, 4404 the project is gone or the caller is no longer a member. A plain GET answers 400.
          */
         get: operations["tailLogs"];
         put?: never;
@@ -315,7 +335,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Counts by level, a bucketed series, error rate, top sources and change against the previous period */
+        /**
+         * Counts by level, a bucketed series, error rate, top sources and change against the previous period
+         * @description Over `time_range` (default 24h), or over the custom range `from_date` to `to_date` (both, up to 400 days), which replaces it: its series is cut into the finest of 1 min, 5 min, 15 min, 1 h, 6 h and 1 day buckets that makes at most 120 (1 day past 120 days), its start aligned down to a bucket and its end up to the minute (buckets under an hour) or the hour; `from` and `to` answer the period so counted. Statistics read rollups kept 3 days by the minute and 62 days by the hour and the day: older counts are not there.
+         */
         get: operations["projectStats"];
         put?: never;
         post?: never;
@@ -1005,6 +1028,8 @@ export interface operations {
                             repository_url: string | null;
                             /** @enum {string} */
                             role: "owner" | "member";
+                            /** @description The logs the project holds, from the daily counts kept as logs are stored and deleted (not a count of the logs themselves). Exact at once for projects keeping logs 60 days or less (retention_days); for longer retention, daily counts are kept 62 days, so it counts the logs of about the last 62 days only, fewer than the project holds. Logs past their retention count until the retention job deletes them. */
+                            log_count: number;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -1093,6 +1118,8 @@ export interface operations {
                             repository_url: string | null;
                             /** @enum {string} */
                             role: "owner" | "member";
+                            /** @description The logs the project holds, from the daily counts kept as logs are stored and deleted (not a count of the logs themselves). Exact at once for projects keeping logs 60 days or less (retention_days); for longer retention, daily counts are kept 62 days, so it counts the logs of about the last 62 days only, fewer than the project holds. Logs past their retention count until the retention job deletes them. */
+                            log_count: number;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -1183,6 +1210,8 @@ export interface operations {
                             repository_url: string | null;
                             /** @enum {string} */
                             role: "owner" | "member";
+                            /** @description The logs the project holds, from the daily counts kept as logs are stored and deleted (not a count of the logs themselves). Exact at once for projects keeping logs 60 days or less (retention_days); for longer retention, daily counts are kept 62 days, so it counts the logs of about the last 62 days only, fewer than the project holds. Logs past their retention count until the retention job deletes them. */
+                            log_count: number;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -1273,6 +1302,8 @@ export interface operations {
                             repository_url: string | null;
                             /** @enum {string} */
                             role: "owner" | "member";
+                            /** @description The logs the project holds, from the daily counts kept as logs are stored and deleted (not a count of the logs themselves). Exact at once for projects keeping logs 60 days or less (retention_days); for longer retention, daily counts are kept 62 days, so it counts the logs of about the last 62 days only, fewer than the project holds. Logs past their retention count until the retention job deletes them. */
+                            log_count: number;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -2192,6 +2223,8 @@ export interface operations {
                 /** @description Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; `page` reaches the 10 000th log at most (422 beyond). */
                 cursor?: string;
                 level?: "error" | "warning" | "info" | "debug";
+                /** @description Logs whose `source` is exactly this (after trimming); combined with the other filters */
+                source?: string;
                 from_date?: string;
                 to_date?: string;
                 search?: string;
@@ -2616,14 +2649,108 @@ export interface operations {
             };
         };
     };
+    createTailTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: the same key with the same request within the key time to live answers the first answer again (with `Idempotent-Replayed: true`) without doing the work again. 409 while the first is still running; 422 when reused with a different request. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                project_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Opaque and single-use: pass it as `ticket` when opening the tail of this project */
+                            ticket: string;
+                            /**
+                             * Format: date-time
+                             * @description Unusable from then on (30 seconds after issue)
+                             */
+                            expires_at: string;
+                        };
+                        message?: string;
+                    };
+                };
+            };
+            /** @description Unauthenticated: the credentials are missing, invalid or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description URI too long: a path parameter is over 100 characters */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed: `errors` names each failing field (at most 100; `error_count` gives how many failed) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests: retry after the `retry-after` header's seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     tailLogs: {
         parameters: {
             query?: {
                 level?: "error" | "warning" | "info" | "debug";
+                /** @description Logs whose `source` is exactly this (after trimming); combined with the other filters */
+                source?: string;
                 from_date?: string;
                 to_date?: string;
                 search?: string;
-                /** @description The bearer token, for browsers: the WebSocket API cannot set an Authorization header. Prefer the header where the client can send one. */
+                /** @description A single-use ticket from `POST /projects/{project_id}/logs/tail/tickets`, valid 30 seconds: how a browser opens the tail (the WebSocket API cannot set an Authorization header). Ignored when an Authorization header is sent. */
+                ticket?: string;
+                /** @description The bearer token itself, the older way for browsers: a URL can end up in proxy logs and browser history, and this token stays valid for the whole session. Prefer `ticket`, or the header where the client can send one. */
                 access_token?: string;
             };
             header?: never;
@@ -2694,6 +2821,10 @@ export interface operations {
         parameters: {
             query?: {
                 time_range?: "1h" | "24h" | "7d" | "30d";
+                /** @description Start of a custom range (included), with `to_date`; replaces `time_range` */
+                from_date?: string;
+                /** @description End of a custom range (excluded), with `from_date`; at most 400 days after it */
+                to_date?: string;
             };
             header?: never;
             path: {
@@ -2711,8 +2842,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @enum {string} */
-                            time_range: "1h" | "24h" | "7d" | "30d";
+                            /**
+                             * @description The named range, or `custom` for `from_date` and `to_date`
+                             * @enum {string}
+                             */
+                            time_range: "1h" | "24h" | "7d" | "30d" | "custom";
                             /** Format: date-time */
                             from: string;
                             /** Format: date-time */

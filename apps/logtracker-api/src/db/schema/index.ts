@@ -6,3 +6,4 @@ export * from './ingest-keys.js';
 export * from './patterns.js';
 export * from './alerts.js';
 export * from './fanout.js';
+export * from './tail-tickets.js';

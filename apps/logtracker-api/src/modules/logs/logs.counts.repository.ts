@@ -24,10 +24,11 @@ const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
  * The exact size of a list filtered by level at most, summed from the daily rollups, which the
  * log triggers keep exact: a read of a few dozen rows where counting the logs plans over every
  * partition. Undefined when the rollups may not cover the project's logs (a retention longer than
- * they are kept), or the list has other filters.
+ * they are kept), or the list has other filters (a source among them: the level rollups do not
+ * hold it).
  */
 export async function rollupCount(db: DbTx, projectId: number, filters: LogFilters): Promise<number | undefined> {
-  if (filters.from || filters.to || filters.search || filters.patternId) return undefined;
+  if (filters.from || filters.to || filters.search || filters.patternId || filters.source) return undefined;
   const [row] = await queryRows<{ n: number | string | null }>(
     db,
     sql`select case when p.retention_days <= ${ROLLUP_DAYS} then

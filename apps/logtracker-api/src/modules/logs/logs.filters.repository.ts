@@ -6,6 +6,8 @@ import type { LogCursor } from './logs.schemas.js';
 /** The filters of a list of one project's logs, shared by the list, the search and the counts. */
 export interface LogFilters {
   level?: LogLevel;
+  /** The log's `source`, matched exactly. */
+  source?: string;
   from?: Date;
   to?: Date;
   search?: string;
@@ -27,6 +29,11 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
   return and(
     filters.wideProject ? sql`(${logs.projectId} + 0) = ${projectId}` : eq(logs.projectId, projectId),
     filters.level ? eq(logs.level, filters.level) : undefined,
+    // No index holds the source: a list filtered by it walks the newest-first path (the project's
+    // (project, time, id) index, or the level's) and checks the source on each row it reads. Sources
+    // are few per project and usually common, so the page fills early; an index per source would
+    // cost every insert for a filter most lists do not use.
+    filters.source ? eq(logs.source, filters.source) : undefined,
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,
     filters.before ? lt(logs.timestamp, filters.before) : undefined,

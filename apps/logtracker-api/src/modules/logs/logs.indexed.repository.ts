@@ -118,7 +118,7 @@ type Slice = { start: Date; rowsSince: number; rowsBelow: number };
  * is exact (every log after the slice's start was searched), its total estimated from the share
  * of matches in the slices; a page still short is completed from the older logs, and then counted
  * exactly. Undefined when the share says a slice would not fill the page, or the rollups cannot
- * size one (bounds older than they are kept, a pattern filter, a small project).
+ * size one (bounds older than they are kept, a pattern or source filter, a small project).
  */
 export async function slicedPage(
   db: DbTx,
@@ -129,7 +129,7 @@ export async function slicedPage(
   list: { listRows: number; wideProject: boolean },
 ): Promise<SearchPage | undefined> {
   const { listRows } = list;
-  if (share * SLICE_ROWS.max < limit || filters.patternId || !/[\p{L}\p{N}]{3}/u.test(filters.search)) return undefined;
+  if (share * SLICE_ROWS.max < limit || filters.patternId || filters.source || !/[\p{L}\p{N}]{3}/u.test(filters.search)) return undefined;
   const first = await sliceStart(db, projectId, filters, sliceRows(limit, share));
   if (!first || (filters.from && first.start <= filters.from)) return undefined;
   let slice: Slice = first;

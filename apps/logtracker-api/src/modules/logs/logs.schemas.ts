@@ -163,6 +163,14 @@ export const ListLogsQuery = paginationQuery({ defaultPerPage: 50, maxPerPage: 5
       .optional()
       .describe('Keyset paging: `meta.next_cursor` of the previous page. Fast at any depth; `page` reaches the 10 000th log at most (422 beyond).'),
     level: logLevel.optional(),
+    source: z
+      .string()
+      .trim()
+      .min(1)
+      .max(255)
+      .refine(storableText, UNSTORABLE_TEXT_MESSAGE)
+      .optional()
+      .describe('Logs whose `source` is exactly this (after trimming); combined with the other filters'),
     from_date: logTime.optional(),
     to_date: logTime.optional(),
     search: z.string().min(1).max(500).refine(storableText, UNSTORABLE_TEXT_MESSAGE).optional(),

@@ -130,6 +130,7 @@ export function createLogsService(deps: {
         projectId,
         {
           level: query.level,
+          source: query.source,
           from: query.from_date,
           to: query.to_date,
           search: query.search,

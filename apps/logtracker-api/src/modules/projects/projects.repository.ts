@@ -1,7 +1,7 @@
 import { pageWithTotal, preparedOnce, totalOfList, withTransaction } from '@repo/db';
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logPatterns, logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
+import { logLevelCounts, logPatterns, logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
 
 // The reads every project-scoped request makes, prepared once (see preparedOnce).
 const forMember = preparedOnce((db) =>
@@ -79,6 +79,23 @@ export async function listForMember(db: DbTx, userId: number, limit: number, off
     },
     ({ project, role }) => ({ project, role }),
   );
+}
+
+/**
+ * The logs each project holds, summed from the daily rollups the log triggers keep as logs are
+ * stored and deleted (retention's truncated days take their buckets with them): a few hundred
+ * index entries per project, where counting the logs would read millions. Day buckets are kept
+ * 62 days (ROLLUP_KEEP_DAYS), so the logs of older days are not in the sum. A project without
+ * any is not in the map.
+ */
+export async function logCounts(db: DbTx, projectIds: number[]): Promise<Map<number, number>> {
+  if (projectIds.length === 0) return new Map();
+  const rows = await db
+    .select({ projectId: logLevelCounts.projectId, n: sql<string>`sum(${logLevelCounts.count})` })
+    .from(logLevelCounts)
+    .where(and(inArray(logLevelCounts.projectId, projectIds), eq(logLevelCounts.grain, 'day')))
+    .groupBy(logLevelCounts.projectId);
+  return new Map(rows.map((row) => [row.projectId, Math.max(0, Number(row.n))]));
 }
 
 export async function insertProject(

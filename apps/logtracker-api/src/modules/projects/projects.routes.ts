@@ -33,7 +33,7 @@ export function projectsRoutes(deps: { projects: ProjectsService }): FastifyPlug
       async (request) => {
         const { page, per_page } = request.query;
         const { rows, meta } = await deps.projects.list(requireActor(request), page, per_page);
-        return { data: rows.map((r) => presentProject(r.project, r.role)), meta };
+        return { data: rows.map((r) => presentProject(r.project, r.role, r.logCount)), meta };
       },
     );
 
@@ -50,8 +50,8 @@ export function projectsRoutes(deps: { projects: ProjectsService }): FastifyPlug
         },
       },
       async (request, reply) => {
-        const { project, role } = await deps.projects.create(requireActor(request), request.body);
-        return reply.status(201).send({ data: presentProject(project, role), message: 'Project created' });
+        const { project, role, logCount } = await deps.projects.create(requireActor(request), request.body);
+        return reply.status(201).send({ data: presentProject(project, role, logCount), message: 'Project created' });
       },
     );
 
@@ -68,8 +68,8 @@ export function projectsRoutes(deps: { projects: ProjectsService }): FastifyPlug
         },
       },
       async (request) => {
-        const { project, role } = await deps.projects.get(requireActor(request), request.params.id);
-        return { data: presentProject(project, role) };
+        const { project, role, logCount } = await deps.projects.get(requireActor(request), request.params.id);
+        return { data: presentProject(project, role, logCount) };
       },
     );
 
@@ -87,8 +87,8 @@ export function projectsRoutes(deps: { projects: ProjectsService }): FastifyPlug
         },
       },
       async (request) => {
-        const { project, role } = await deps.projects.update(requireActor(request), request.params.id, request.body);
-        return { data: presentProject(project, role), message: 'Project updated' };
+        const { project, role, logCount } = await deps.projects.update(requireActor(request), request.params.id, request.body);
+        return { data: presentProject(project, role, logCount), message: 'Project updated' };
       },
     );
 

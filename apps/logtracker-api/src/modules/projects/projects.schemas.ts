@@ -30,6 +30,12 @@ export const ProjectResponse = z.object({
   description: z.string().nullable(),
   repository_url: z.string().nullable(),
   role: z.enum(PROJECT_ROLES),
+  log_count: z
+    .number()
+    .int()
+    .describe(
+      "The logs the project holds, from the daily counts kept as logs are stored and deleted (not a count of the logs themselves). Exact at once for projects keeping logs 60 days or less (retention_days); for longer retention, daily counts are kept 62 days, so it counts the logs of about the last 62 days only, fewer than the project holds. Logs past their retention count until the retention job deletes them.",
+    ),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -40,13 +46,14 @@ export const ProjectListEnvelope = paginatedEnvelope(ProjectResponse);
 /** The columns a project's answer shows (a list reads only these). */
 export type ProjectSummary = Pick<Project, 'id' | 'name' | 'description' | 'repositoryUrl' | 'createdAt' | 'updatedAt'>;
 
-export function presentProject(project: ProjectSummary, role: ProjectRole) {
+export function presentProject(project: ProjectSummary, role: ProjectRole, logCount: number) {
   return {
     id: project.id,
     name: project.name,
     description: project.description,
     repository_url: project.repositoryUrl,
     role,
+    log_count: logCount,
     created_at: iso(project.createdAt),
     updated_at: iso(project.updatedAt),
   };

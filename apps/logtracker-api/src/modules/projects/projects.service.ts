@@ -35,10 +35,15 @@ export type ProjectAccess = ReturnType<typeof createProjectAccess>;
 
 export function createProjectsService(deps: { db: DbTx; access: ProjectAccess }) {
   const { db, access } = deps;
+  const logCount = async (projectId: number) => (await repo.logCounts(db, [projectId])).get(projectId) ?? 0;
   return {
     async list(actor: Actor, page: number, perPage: number) {
       const { rows, total } = await repo.listForMember(db, actor.userId, perPage, pageOffset(page, perPage));
-      return { rows, meta: pageMeta(page, perPage, total) };
+      const counts = await repo.logCounts(db, rows.map((r) => r.project.id));
+      return {
+        rows: rows.map((r) => ({ ...r, logCount: counts.get(r.project.id) ?? 0 })),
+        meta: pageMeta(page, perPage, total),
+      };
     },
 
     create(actor: Actor, body: CreateProjectBody) {
@@ -50,11 +55,14 @@ export function createProjectsService(deps: { db: DbTx; access: ProjectAccess })
           createdBy: actor.userId,
         });
         await repo.insertMember(tx, { projectId: project.id, userId: actor.userId, role: 'owner' });
-        return { project, role: 'owner' as const };
+        return { project, role: 'owner' as const, logCount: 0 };
       });
     },
 
-    get: (actor: Actor, projectId: number) => access.member(actor, projectId),
+    async get(actor: Actor, projectId: number) {
+      const found = await access.member(actor, projectId);
+      return { ...found, logCount: await logCount(projectId) };
+    },
 
     async update(actor: Actor, projectId: number, body: UpdateProjectBody) {
       const { role } = await access.owner(actor, projectId);
@@ -64,7 +72,7 @@ export function createProjectsService(deps: { db: DbTx; access: ProjectAccess })
         repositoryUrl: body.repository_url,
       });
       if (!project) throw AppError.notFound('Project');
-      return { project, role };
+      return { project, role, logCount: await logCount(projectId) };
     },
 
     async remove(actor: Actor, projectId: number) {

@@ -15,6 +15,13 @@ export function statsRoutes(deps: { stats: StatsService }): FastifyPluginAsyncZo
           operationId: 'projectStats',
           tags: ['stats'],
           summary: 'Counts by level, a bucketed series, error rate, top sources and change against the previous period',
+          description: [
+            'Over `time_range` (default 24h), or over the custom range `from_date` to `to_date` (both, up to 400 days),',
+            'which replaces it: its series is cut into the finest of 1 min, 5 min, 15 min, 1 h, 6 h and 1 day buckets',
+            'that makes at most 120 (1 day past 120 days), its start aligned down to a bucket and its end up to the',
+            'minute (buckets under an hour) or the hour; `from` and `to` answer the period so counted.',
+            'Statistics read rollups kept 3 days by the minute and 62 days by the hour and the day: older counts are not there.',
+          ].join(' '),
           security: [{ bearerAuth: [] }],
           params: ProjectScopedParams,
           querystring: StatsQuery,
@@ -22,7 +29,7 @@ export function statsRoutes(deps: { stats: StatsService }): FastifyPluginAsyncZo
         },
       },
       async (request) => ({
-        data: await deps.stats.forProject(requireActor(request), request.params.project_id, request.query.time_range),
+        data: await deps.stats.forProject(requireActor(request), request.params.project_id, request.query),
       }),
     );
   };

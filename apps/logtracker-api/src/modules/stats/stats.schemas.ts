@@ -1,5 +1,6 @@
 import { envelope, timestamp } from '@repo/schemas';
 import { z } from 'zod';
+import { ListLogsQuery } from '../logs/index.js';
 
 export const TIME_RANGES = ['1h', '24h', '7d', '30d'] as const;
 export type TimeRange = (typeof TIME_RANGES)[number];
@@ -18,7 +19,33 @@ export const RANGE_SPEC: Record<TimeRange, { ms: number; bucketMs: number; granu
 
 export const timeRange = z.enum(TIME_RANGES, { message: `Must be one of: ${TIME_RANGES.join(', ')}` });
 
-export const StatsQuery = z.object({ time_range: timeRange.default('24h') });
+/** The longest custom range: a year and a month of margin, enough to compare one year with the last. */
+export const MAX_CUSTOM_RANGE_DAYS = 400;
+
+// The list's instants: ISO 8601 with a zone, between 1970 and 2100.
+const instant = ListLogsQuery.shape.from_date;
+
+export const StatsQuery = z
+  .object({
+    time_range: timeRange.default('24h'),
+    from_date: instant.describe('Start of a custom range (included), with `to_date`; replaces `time_range`'),
+    to_date: instant.describe(`End of a custom range (excluded), with \`from_date\`; at most ${MAX_CUSTOM_RANGE_DAYS} days after it`),
+  })
+  .superRefine((q, ctx) => {
+    if ((q.from_date === undefined) !== (q.to_date === undefined)) {
+      const missing = q.from_date === undefined ? 'from_date' : 'to_date';
+      ctx.addIssue({ code: 'custom', path: [missing], message: 'Send from_date and to_date together' });
+      return;
+    }
+    // A bound refused already has its own issue (zod still runs this on what it holds).
+    if (!(q.from_date instanceof Date) || !(q.to_date instanceof Date)) return;
+    const ms = q.to_date.getTime() - q.from_date.getTime();
+    if (ms <= 0) ctx.addIssue({ code: 'custom', path: ['to_date'], message: 'Must be after from_date' });
+    else if (ms > MAX_CUSTOM_RANGE_DAYS * 86_400_000) {
+      ctx.addIssue({ code: 'custom', path: ['to_date'], message: `Must be at most ${MAX_CUSTOM_RANGE_DAYS} days after from_date` });
+    }
+  });
+export type StatsQuery = z.infer<typeof StatsQuery>;
 
 const levelCounts = z.object({
   error: z.number().int(),
@@ -34,7 +61,7 @@ const periodTotals = z.object({
 });
 
 export const StatsResponse = z.object({
-  time_range: timeRange,
+  time_range: z.enum([...TIME_RANGES, 'custom']).describe('The named range, or `custom` for `from_date` and `to_date`'),
   from: timestamp,
   to: timestamp,
   bucket_seconds: z.number().int(),

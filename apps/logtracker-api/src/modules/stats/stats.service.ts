@@ -4,7 +4,8 @@ import type { DbTx } from '../../db/index.js';
 import { LOG_LEVELS, type LogLevel } from '../../db/schema/index.js';
 import type { ProjectAccess } from '../projects/index.js';
 import * as repo from './stats.repository.js';
-import { RANGE_SPEC, type TimeRange } from './stats.schemas.js';
+import { bucketCount, customPeriod, presetPeriod, type Period } from './stats.periods.js';
+import type { StatsQuery } from './stats.schemas.js';
 
 type LevelCounts = Record<LogLevel, number>;
 
@@ -21,18 +22,19 @@ const pctChange = (current: number, previous: number) =>
 export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?: () => Date }) {
   const now = deps.now ?? (() => new Date());
   return {
-    async forProject(actor: Actor, projectId: number, range: TimeRange) {
+    /** A named range, or the custom one `from_date` and `to_date` give, which replaces it. */
+    async forProject(actor: Actor, projectId: number, query: StatsQuery) {
       await deps.access.assertMember(actor, projectId);
-      const { ms, bucketMs, granularity } = RANGE_SPEC[range];
-      // The period ends with the rollup bucket that holds now, so it spans whole buckets.
-      const to = new Date(repo.alignDown(now(), granularity).getTime() + repo.grainMs[granularity]);
-      const from = new Date(to.getTime() - ms);
-      const previousFrom = new Date(from.getTime() - ms);
-      const bucketCount = Math.ceil(ms / bucketMs);
+      const period: Period =
+        query.from_date && query.to_date ? customPeriod(query.from_date, query.to_date) : presetPeriod(query.time_range, now());
+      const { from, to, bucketMs, granularity } = period;
+      // The previous period is as long, just before.
+      const previousFrom = new Date(2 * from.getTime() - to.getTime());
+      const slots = bucketCount(period);
 
       const [levels, buckets, sources] = await Promise.all([
         repo.countByLevel(deps.db, projectId, previousFrom, from, to),
-        repo.seriesByLevel(deps.db, granularity, projectId, from, to, bucketMs, bucketCount),
+        repo.seriesByLevel(deps.db, granularity, projectId, from, to, bucketMs, slots),
         repo.topSources(deps.db, projectId, from, to, 10),
       ]);
 
@@ -44,7 +46,7 @@ export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?
       }
 
       // Every bucket of the range appears, empty ones with zeros, so charts need no gap filling.
-      const series = Array.from({ length: bucketCount }, (_, i) => ({
+      const series = Array.from({ length: slots }, (_, i) => ({
         start: iso(new Date(from.getTime() + i * bucketMs)),
         total: 0,
         ...zeroCounts(),
@@ -59,7 +61,7 @@ export function createStatsService(deps: { db: DbTx; access: ProjectAccess; now?
       const total = sum(current);
       const previousTotal = sum(previous);
       return {
-        time_range: range,
+        time_range: period.label,
         from: iso(from),
         to: iso(to),
         bucket_seconds: bucketMs / 1000,

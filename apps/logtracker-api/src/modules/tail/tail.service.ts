@@ -1,8 +1,15 @@
-import type { Actor, SessionStore } from '@repo/auth';
-import { isAppError } from '@repo/http';
+import { randomBytes } from 'node:crypto';
+import { hashToken, type Actor, type SessionStore } from '@repo/auth';
+import { AppError, isAppError } from '@repo/http';
+import { iso } from '@repo/schemas';
+import type { DbTx } from '../../db/index.js';
 import { type IngestedLog, type LogEvents, presentLog } from '../logs/index.js';
 import type { ProjectAccess } from '../projects/index.js';
-import { CLOSE, type TailFilters, type TailFrame } from './tail.schemas.js';
+import * as repo from './tail.repository.js';
+import { CLOSE, TICKET_PREFIX, type TailFilters, type TailFrame } from './tail.schemas.js';
+
+/** How long a tail ticket may wait for its upgrade: long enough for a page to open its socket. */
+export const TICKET_TTL_MS = 30_000;
 
 /** The part of a `ws` WebSocket the tail uses. */
 export interface TailSocket {
@@ -26,6 +33,7 @@ export function matcher(filters: TailFilters): (log: IngestedLog) => boolean {
   const search = filters.search?.toLowerCase();
   return (log) =>
     (!filters.level || log.level === filters.level) &&
+    (!filters.source || log.source === filters.source) &&
     (!filters.from_date || log.timestamp >= filters.from_date) &&
     (!filters.to_date || log.timestamp <= filters.to_date) &&
     (!search || log.message.toLowerCase().includes(search));
@@ -36,18 +44,52 @@ export function matcher(filters: TailFilters): (log: IngestedLog) => boolean {
  * once committed, so a tail sees the logs stored by this instance.
  */
 export function createTailService(deps: {
+  db: DbTx;
   access: ProjectAccess;
   events: LogEvents;
   sessions: SessionStore;
   heartbeatMs: number;
   sessionCheckMs: number;
   maxBufferedBytes: number;
+  ticketTtlMs?: number;
 }) {
-  const { access, events, sessions } = deps;
+  const { db, access, events, sessions } = deps;
+  const ticketTtlMs = deps.ticketTtlMs ?? TICKET_TTL_MS;
 
   return {
     /** 404 unless the actor is a member: checked before the upgrade, so a stranger learns nothing. */
     authorize: (actor: Actor, projectId: number) => access.assertMember(actor, projectId),
+
+    /**
+     * A single-use ticket for one tail of one project, bound to the caller's session (logout still
+     * closes the tail it opens). Only its hash is stored; the expired ones go as new ones come.
+     */
+    async issueTicket(actor: Actor, projectId: number) {
+      await access.assertMember(actor, projectId);
+      const ticket = `${TICKET_PREFIX}${randomBytes(32).toString('base64url')}`;
+      await repo.deleteExpiredTickets(db);
+      const { expiresAt } = await repo.insertTicket(
+        db,
+        { ticketHash: hashToken(ticket), userId: actor.userId, sessionId: actor.sessionId, projectId },
+        ticketTtlMs,
+      );
+      return { ticket, expires_at: iso(expiresAt) };
+    },
+
+    /**
+     * The actor a ticket stands for, once: 401 for a ticket unknown, used, expired or issued for
+     * another project (which it is spent on all the same: a ticket seen where it should not be is
+     * burnt), or whose session has ended since.
+     */
+    async redeemTicket(ticket: string, projectId: number, requestId: string): Promise<Actor> {
+      const refused = new AppError('unauthenticated', 'The ticket is unknown, used, expired or for another project; ask for a new one');
+      if (!ticket.startsWith(TICKET_PREFIX) || ticket.length > 128) throw refused;
+      const row = await repo.redeemTicket(db, hashToken(ticket));
+      if (!row || row.projectId !== projectId) throw refused;
+      const session = await sessions.resolve(row.sessionId, row.userId);
+      if (!session) throw new AppError('unauthenticated', 'The session has ended; sign in again');
+      return { userId: row.userId, sessionId: row.sessionId, role: session.role, requestId };
+    },
 
     /** Serves an upgraded socket until it closes; every timer and the subscription end with it. */
     open(socket: TailSocket, actor: Actor, projectId: number, filters: TailFilters, log: TailLogger) {
@@ -125,8 +167,8 @@ export function createTailService(deps: {
         log.info({ projectId, userId: actor.userId }, 'live tail closed');
       });
 
-      const { level, from_date, to_date, search } = filters;
-      log.info({ projectId, userId: actor.userId, filters: { level, from_date, to_date, search } }, 'live tail opened');
+      const { level, source, from_date, to_date, search } = filters;
+      log.info({ projectId, userId: actor.userId, filters: { level, source, from_date, to_date, search } }, 'live tail opened');
       send({ type: 'ready' });
     },
   };
