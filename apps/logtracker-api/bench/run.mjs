@@ -29,6 +29,8 @@
 //      requests/s (default 200) — batch and single ingest, lists with filters, searches, statistics,
 //      insights, health — the app's RSS and heap used sampled every 10 s from its /metrics; a table
 //      per minute and a verdict on memory (last third against the first) and errors.
+//   8b. Explorer (bench/explorer.mjs): the log explorer page in headless Chromium over the big
+//      project: the first page's time from navigation, and frames while scrolling 10 000 lines.
 //   9. One table of figures, targets and pass/fail, also written to bench/results.md.
 // Exits 0 when a target is missed (it is a measurement), non-zero on errors, and when the soak finds
 // memory unstable or any non-2xx answer.
@@ -50,6 +52,7 @@ import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
 import { measureGrowth } from './growth.mjs';
 import { measureShip } from './ship.mjs';
+import { measureExplorer } from './explorer.mjs';
 
 const appDir = fileURLToPath(new URL('..', import.meta.url));
 const resultsFile = fileURLToPath(new URL('results.md', import.meta.url));
@@ -75,10 +78,10 @@ const MEMORY_TARGET_MULTIPLE = 4;
 // On PGlite the data goes through the API, which is slow: a smaller set, in the big project only.
 const PGLITE_MAX_LOGS = 100_000;
 
-// BENCH_ONLY=ingest,memory (any of reads, ingest, idempotency, memory, retention, burst, analyse, growth, common, soak, ship) runs those phases alone,
+// BENCH_ONLY=ingest,memory (any of reads, ingest, idempotency, memory, retention, burst, analyse, growth, common, soak, ship, explorer) runs those phases alone,
 // without the data set when reads and retention are left out, and prints the table without
 // writing results.md.
-const PHASES = ['reads', 'ingest', 'idempotency', 'memory', 'retention', 'burst', 'analyse', 'growth', 'common', 'soak', 'ship'];
+const PHASES = ['reads', 'ingest', 'idempotency', 'memory', 'retention', 'burst', 'analyse', 'growth', 'common', 'soak', 'ship', 'explorer'];
 const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map((p) => p.trim()));
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
@@ -925,7 +928,7 @@ async function main() {
   let loaded;
   const sql = onPostgres ? postgres(database.url, { max: LOAD_WORKERS, onnotice: () => {}, connection: { search_path: LOGTRACKER_SEARCH_PATH } }) : undefined;
   if (sql) cleanups.set('sql', () => void sql.end({ timeout: 1 }));
-  const needsData = ONLY.has('reads') || (ONLY.has('retention') && onPostgres);
+  const needsData = ONLY.has('reads') || ONLY.has('explorer') || (ONLY.has('retention') && onPostgres);
   if (!needsData) {
     loaded = { total: 0, insertSeconds: 0 };
   } else if (onPostgres) {
@@ -967,6 +970,9 @@ async function main() {
   const readsStart = performance.now();
   const readRows = ONLY.has('reads') ? await measureReads(app.base, token, bigProject, bigTotal) : [];
   log(`reads took ${seconds(readsStart)} s`);
+
+  // The log explorer page in Chromium over the big project, before any ingest adds to it (bench/explorer.mjs).
+  if (ONLY.has('explorer')) rows.push(...(await measureExplorer({ base: app.base, token, projectId: bigProject, total: bigTotal, log, fmt })));
 
   if (ONLY.has('common')) {
     if (onPostgres) {

@@ -8,6 +8,7 @@ import { createOpenAiCompatibleWriter } from '../integrations/ai/openai-compatib
 import { noNarrative } from '../integrations/ai/ai.js';
 import { alertsRoutes, createAlertsService, type WebhookGuard } from './alerts/index.js';
 import { analysisRoutes, createAnalysisService } from './analysis/index.js';
+import { explorerRoot, explorerRoutes } from './explorer/index.js';
 import { authRoutes, createAuthService } from './auth/index.js';
 import { ingestKeysRoutes, type IngestKeysService } from './ingest-keys/index.js';
 import { createIngestMetrics, createLogsService, createWriterAuth, type LogEvents, logsRoutes } from './logs/index.js';
@@ -21,7 +22,7 @@ import { createTailService, tailRoutes } from './tail/index.js';
 
 export const VERSION = '1.0.0';
 
-/** Wires services to their dependencies and mounts every module (under `/api`, OTLP under `/v1`). */
+/** Wires services to their dependencies and mounts every module (under `/api`, OTLP under `/v1`, the log explorer at `/`). */
 export async function registerModules(
   app: FastifyInstance,
   deps: {
@@ -74,4 +75,8 @@ export async function registerModules(
     { prefix: '/api' },
   );
   await app.register(otlpRoutes({ logs, writerAuth, maxRecords: batchMaxEntries, maxBytes: batchMaxBytes, ingest }));
+  // The log explorer page at `/`, when built (packages/log-explorer).
+  const explorer = explorerRoot();
+  if (explorer) await app.register(explorerRoutes({ root: explorer }));
+  else app.log.warn('the log explorer page is not built (pnpm build): / answers 404');
 }

@@ -47,7 +47,8 @@ export function chartOptions(width: number, onSelect: (from: Date, to: Date) => 
     scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
     axes: [
       { stroke: axisColor, grid: { stroke: gridColor }, ticks: { stroke: gridColor } },
-      { stroke: axisColor, grid: { stroke: gridColor }, ticks: { stroke: gridColor }, size: 44 },
+      // Wide enough for a count like 120,000; compact labels past that (1.2M).
+      { stroke: axisColor, grid: { stroke: gridColor }, ticks: { stroke: gridColor }, size: 56, values: (_u, ticks) => ticks.map(compactCount) },
     ],
     series: [
       {},
@@ -65,4 +66,10 @@ export function chartOptions(width: number, onSelect: (from: Date, to: Date) => 
       ],
     },
   };
+}
+
+/** A count for an axis label: 950, 12,000, 1.2M. */
+function compactCount(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(n % 1_000_000 === 0 ? 0 : 1)}M`;
+  return n.toLocaleString('en');
 }

@@ -8,6 +8,12 @@ const OVERSCAN = 10;
 const STEP = 8;
 /** The next page is asked for when the reader is this many rows from the end. */
 const PREFETCH_ROWS = 150;
+/**
+ * Rows are keyed by their index modulo this (more than a screen holds): a row scrolled out hands its
+ * elements to the one scrolled in, so scrolling changes text in place instead of building and
+ * styling new elements every frame.
+ */
+const ROW_SLOTS = 512;
 
 interface Props {
   store: LogStore;
@@ -102,13 +108,13 @@ export function LogList({ store, projectId, query, selectedId, reveal, onOpen }:
     const log = rows.at(i);
     if (log) {
       items.push(
-        <LogRow key={log.id} log={log} index={i} selected={log.id === selectedId} query={query} onOpen={(index) => onOpen(log, index)} />,
+        <LogRow key={i % ROW_SLOTS} log={log} index={i} selected={log.id === selectedId} query={query} onOpen={(index) => onOpen(log, index)} />,
       );
     }
   }
 
   return (
-    <div class="log-list" data-testid="log-list" ref={scroller} role="listbox" aria-label="Logs" tabIndex={-1}>
+    <div class="log-list" data-testid="log-list" data-loaded={count} ref={scroller} role="listbox" aria-label="Logs" tabIndex={-1}>
       <div class="log-list-body" style={{ height: `${count * ROW_HEIGHT}px` }}>
         {items}
       </div>
