@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectPglite } from './connect-pglite.js';
 import { connectPostgres } from './connect-postgres.js';
-import { isDatabaseUnavailable } from './faults.js';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './faults.js';
 import type { DatabaseHandle, DatabaseOptions } from './handle.js';
-import { driverCode } from './health.js';
+import { driverCode, driverMessage } from './health.js';
 import { appSchemaName } from './migrations.js';
 
 /** Between two start-up attempts. */
@@ -42,14 +42,17 @@ async function untilWritable<S extends Record<string, unknown>>(handle: Database
         if (options.migrate) await handle.migrate();
         return;
       }
-      failure = Object.assign(new Error(state.error ?? 'no answer'), { code: state.code ?? 'DATABASE_UNAVAILABLE' });
+      const cause = Object.assign(new Error(state.error ?? 'no answer'), state.code ? { code: state.code } : {});
+      // A standby, or no server answering, may change by waiting; a refused password will not.
+      failure = state.writable === false || !state.code ? new DatabaseUnavailableError(cause) : cause;
+      if (!isDatabaseUnavailable(failure)) throw failure;
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       failure = error;
     }
     const remainingMs = budget - (performance.now() - started);
     const code = driverCode(failure) ?? 'DATABASE_UNAVAILABLE';
-    const message = (failure as Error).message;
+    const message = driverMessage(failure);
     if (remainingMs <= 0) {
       throw new Error(`no writable PostgreSQL primary within ${Math.round(budget / 1000)} s (${attempt} attempts; last: ${code}: ${message})`, { cause: failure });
     }

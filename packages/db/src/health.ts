@@ -59,7 +59,7 @@ export async function ping(db: Database, writable = false): Promise<{ ok: boolea
     }
     return { ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
   } catch (error) {
-    return { ok: false, latencyMs: Math.round(performance.now() - started), error: (error as Error).message, code: driverCode(error) };
+    return { ok: false, latencyMs: Math.round(performance.now() - started), error: driverMessage(error), code: driverCode(error) };
   }
 }
 
@@ -70,4 +70,13 @@ export function driverCode(error: unknown): string | undefined {
     if (typeof code === 'string' && code !== 'DATABASE_UNAVAILABLE') return code;
   }
   return undefined;
+}
+
+/** The driver's own message (Drizzle's wrapper names the statement and its parameters instead). */
+export function driverMessage(error: unknown): string {
+  let message = String((error as Error | undefined)?.message ?? error);
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (typeof (e as { message?: unknown }).message === 'string') message = (e as Error).message;
+  }
+  return message;
 }
