@@ -1,6 +1,6 @@
 // Both apps through PostgreSQL failovers, with pg_auto_failover (`pnpm failover`, after `pnpm build`):
 // a monitor, a primary and a synchronous secondary on loopback (the monitor tuned to act within a few
-// seconds), each app on the multi-host URL `pg_autoctl show uri` prints, writers on each app, then
+// seconds; FAILOVER_MONITOR_DEFAULTS=1 keeps pg_auto_failover's defaults), each app on the multi-host URL `pg_autoctl show uri` prints, writers on each app, then
 //   1. a planned failover (`pg_autoctl perform failover`),
 //   2. the primary node lost (its postgres and its pg_autoctl killed with SIGKILL),
 // and after each: every answer 2xx or 503 with Retry-After, no request waiting more than 3 s, the
@@ -260,7 +260,7 @@ async function main() {
     const monitorSql = (query) => runPg(join(bin.dir, 'psql'), ['-h', '127.0.0.1', '-p', String(monitorPort), '-d', 'pg_auto_failover', '-At', '-c', query]).trim();
     await until('the monitor', () => monitorSql('select 1') === '1');
     // Act within seconds, not the defaults' 20 s (unhealthy) and 30 s (demote timeout).
-    for (const [name, value] of [
+    for (const [name, value] of process.env.FAILOVER_MONITOR_DEFAULTS ? [] : [
       ['pgautofailover.health_check_period', '1000'],
       ['pgautofailover.health_check_timeout', '1000'],
       ['pgautofailover.health_check_max_retries', '1'],
