@@ -2,7 +2,8 @@
 // a monitor, a primary and a synchronous secondary on loopback (the monitor tuned to act within a few
 // seconds; FAILOVER_MONITOR_DEFAULTS=1 keeps pg_auto_failover's defaults), each app on the multi-host URL `pg_autoctl show uri` prints, writers on each app, then
 //   1. a planned failover (`pg_autoctl perform failover`),
-//   2. the primary node lost (its postgres and its pg_autoctl killed with SIGKILL),
+//   2. the primary's postmaster killed (SIGKILL; its pg_autoctl restarts it, or fails over),
+//   3. the primary node lost (its postgres and its pg_autoctl killed with SIGKILL),
 // and after each: every answer 2xx or 503 with Retry-After, no request waiting more than 3 s, the
 // writes answered 2xx again within 10 s of the fault; at the end every acknowledged write is stored
 // exactly once, and the log tracker restarted after the failovers starts on the new primary.
@@ -305,7 +306,8 @@ async function main() {
       const s = Object.values(nodeStates());
       return s.includes('primary/primary') && s.includes('secondary/secondary');
     };
-    const primaryName = () => Object.entries(nodeStates()).find(([, s]) => s.startsWith('primary') || s.startsWith('wait_primary'))?.[0];
+    // By the monitor's goal: a lost node keeps reporting the state it had.
+    const primaryName = () => Object.entries(nodeStates()).find(([, s]) => ['primary', 'wait_primary'].includes(s.split('/')[1]))?.[0];
     // The URI names no user (libpq's default, the OS account): the apps connect as the clusters' owner.
     const shown = runPg(autoctl, ['show', 'uri', '--formation', 'default', '--pgdata', join(dir, 'monitor')], { env: pgEnv }).trim();
     const uri = shown.includes('@') ? shown : shown.replace('postgres://', `postgres://${PG_USER}@`);
@@ -365,6 +367,15 @@ async function main() {
       {
         name: 'planned failover (pg_autoctl perform failover)',
         inject: () => runPgAsync(autoctl, ['perform', 'failover', '--formation', 'default', '--group', '0', '--pgdata', join(dir, 'monitor'), '--wait', '60'], { env: pgEnv }),
+      },
+      {
+        name: "primary's postmaster killed (pg_autoctl restarts it)",
+        inject: () => {
+          const victim = primaryName();
+          const postmaster = Number(readFileSync(join(dir, victim, 'postmaster.pid'), 'utf8').split('\n')[0]);
+          log(`killing ${victim}'s postmaster (${postmaster})`);
+          process.kill(postmaster, 'SIGKILL');
+        },
       },
       {
         name: 'primary node lost (postgres and pg_autoctl killed)',

@@ -144,11 +144,14 @@ export interface Circuit {
   /** A query or transaction succeeded: the server is back. */
   succeeded(): void;
   readonly open: boolean;
+  /** When a connection attempt last failed (performance.now()), or 0. */
+  readonly failedAt: number;
 }
 
 export function createCircuit(probeMs = 250): Circuit {
   let down = false;
   let lastProbe = 0;
+  let failedAt = 0;
   return {
     admit() {
       if (!down) return true;
@@ -158,13 +161,18 @@ export function createCircuit(probeMs = 250): Circuit {
       return true;
     },
     failed(error) {
-      if (isConnectFailure(error)) down = true;
+      if (!isConnectFailure(error)) return;
+      down = true;
+      failedAt = performance.now();
     },
     succeeded() {
       down = false;
     },
     get open() {
       return down;
+    },
+    get failedAt() {
+      return failedAt;
     },
   };
 }

@@ -43,8 +43,11 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
    * While the driver goes through the hosts of the URL looking for a writable primary (a failover),
    * queries wait for a connection: each attempt fails one of them at most, so the rest waited as long
    * as the failover (20 s were measured). A query still without a connection after the bound, when
-   * no query of the pool has succeeded for as long, is cancelled (it is never sent) and fails as
-   * unavailable (503), which opens the circuit. A pool merely busy keeps succeeding: its queue waits.
+   * no query of the pool has succeeded for as long or a connection attempt failed while it waited,
+   * is cancelled (it is never sent) and fails as unavailable (503), which opens the circuit. A pool
+   * merely busy keeps succeeding and opens no connection in vain: its queue waits. (Successes alone
+   * do not say the server is well: a primary whose postmaster was killed keeps serving the
+   * connections it had while no new one can be opened.)
    */
   const sweep = () => {
     sweeping = null;
@@ -55,7 +58,7 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
     }
     for (const q of waiting) {
       if (q.state) waiting.delete(q);
-      else if (now - (q.queuedAt ?? now) >= acquireTimeoutMs && now - lastSuccessAt >= acquireTimeoutMs) {
+      else if (now - (q.queuedAt ?? now) >= acquireTimeoutMs && (now - lastSuccessAt >= acquireTimeoutMs || circuit.failedAt >= (q.queuedAt ?? now))) {
         waiting.delete(q);
         q.expired = true;
         circuit.failed(acquireTimeout(acquireTimeoutMs));
