@@ -443,7 +443,11 @@ async function main() {
     ]) {
       const missing = acknowledged.filter((key) => found.get(key) === undefined);
       const twice = [...found].filter(([, n]) => n > 1);
-      checks.push([`${name}: ${acknowledged.length} acknowledged, ${missing.length} missing, ${twice.length} stored twice`, missing.length === 0 && twice.length === 0]);
+      const listed = (keys) => (keys.length ? ` (${keys.slice(0, 5).join(', ')})` : '');
+      checks.push([
+        `${name}: ${acknowledged.length} acknowledged, ${missing.length} missing${listed(missing)}, ${twice.length} stored twice${listed(twice.map(([key]) => key))}`,
+        missing.length === 0 && twice.length === 0,
+      ]);
     }
     await Promise.all([stopApp(apps.logs), stopApp(apps.market)]);
   } finally {

@@ -159,7 +159,16 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const body = bodies.get(request)?.digest() ?? Buffer.alloc(0);
       const fingerprint = createHash('sha256').update(body).update(query).digest('base64url');
       const owner = randomUUID();
-      const claim = await options.store.claim({ id, fingerprint, owner, ttlSeconds, staleSeconds });
+      let claim: IdempotencyClaim;
+      try {
+        claim = await options.store.claim({ id, fingerprint, owner, ttlSeconds, staleSeconds });
+      } catch (error) {
+        // The claim may have been committed all the same (the connection lost with its answer): it
+        // is released once the database is back, or the key would answer 409 until stale. Releasing
+        // is by owner, unique to this request, so a claim it never took is left alone.
+        recordLater(() => options.store.release(id, owner), request, SETTLE_RETRIES);
+        throw error;
+      }
       if (claim.state === 'claimed') {
         claims.set(request, { id, owner });
         return;
@@ -228,7 +237,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       if (left <= 0) return;
       setTimeout(() => {
         record().then(
-          () => request.log.info('idempotency key: the answer was recorded after a retry'),
+          () => request.log.info('idempotency key: settled after a retry'),
           () => recordLater(record, request, left - 1),
         );
       }, SETTLE_RETRY_MS).unref();
