@@ -20,8 +20,6 @@ export default defineConfig({
         'test/escape-like.test.ts',
         'test/postgres-queue.test.ts',
         'test/migrate-cli.test.ts',
-        // Starts a primary and a standby of its own from the machine's binaries (skipped without them).
-        'test/failover.test.ts',
       ]),
     ],
     // What a poll waits for (a flush, a pool going idle, a socket closing) arrives in milliseconds;
