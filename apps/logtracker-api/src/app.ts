@@ -1,7 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
-import { createDatabase, createFanout, createIdempotencyStore, type DatabaseHandle } from '@repo/db';
+import { createDatabase, createFanout, createIdempotencyStore, type DatabaseHandle, type DatabaseOptions } from '@repo/db';
 import { createServer, idempotencyPlugin, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
@@ -30,14 +30,17 @@ export interface AppOverrides {
 /**
  * Opens the configured database and, unless `MIGRATE_ON_START=false` (a migration Job runs before
  * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
+ * On a server it first waits for a writable primary (a failover under way), telling `onWaiting` of
+ * each attempt, for DATABASE_STARTUP_TIMEOUT_SECONDS at most.
  */
-export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
+export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean; onWaiting?: DatabaseOptions<Schema>['onWaiting'] } = {}) {
   return createDatabase({
     ...config.database,
     schema,
     migrationsFolder,
     extensions: ['pg_trgm', 'btree_gin'],
     migrate: options.migrate ?? config.migrateOnStart,
+    onWaiting: options.onWaiting,
     // The logs' queries are planned for their values (filters, search words, ranges): see modules/index.ts.
     customPlanPoolSize: config.database.poolSize,
   });
@@ -53,7 +56,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
 
   setPasswordHashCost(config.auth.passwordHashCost);
-  const database = overrides.database ?? (await openDatabase(config));
+  const database = overrides.database ?? (await openDatabase(config, { onWaiting: (attempt) => app.log.warn(attempt, 'database: no writable primary yet, waiting') }));
   if (!overrides.database) app.addHook('onClose', () => database.close());
   // Prometheus metrics (/metrics, or METRICS_PORT): before the routes, whose latency it times.
   await app.register(metricsPlugin, { ...config.metrics, host: config.host, pools: database.poolStats });

@@ -3,7 +3,7 @@ import type { Agent } from 'node:https';
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { authPlugin, createLoginThrottle, createSessionStore, openSharedCounters, setPasswordHashCost, type LoginThrottle } from '@repo/auth';
-import { createDatabase, createIdempotencyStore, type DatabaseHandle } from '@repo/db';
+import { createDatabase, createIdempotencyStore, type DatabaseHandle, type DatabaseOptions } from '@repo/db';
 import { AppError, createServer, idempotencyPlugin, metricsPlugin, registerFoundation, type ServerOptions } from '@repo/http';
 import type { Config } from './config.js';
 import { extensions, migrationsFolder, schema, type Db, type Schema } from './db/index.js';
@@ -46,9 +46,11 @@ declare module 'fastify' {
 /**
  * Opens the configured database and, unless `MIGRATE_ON_START=false` (a migration Job runs before
  * the rollout instead), brings its schema up to date; `migrate` overrides the setting (the migrate CLI).
+ * On a server it first waits for a writable primary (a failover under way), telling `onWaiting` of
+ * each attempt, for DATABASE_STARTUP_TIMEOUT_SECONDS at most.
  */
-export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean } = {}) {
-  return createDatabase({ ...config.database, schema, migrationsFolder, extensions, migrate: options.migrate ?? config.migrateOnStart });
+export function openDatabase(config: Readonly<Config>, options: { migrate?: boolean; onWaiting?: DatabaseOptions<Schema>['onWaiting'] } = {}) {
+  return createDatabase({ ...config.database, schema, migrationsFolder, extensions, migrate: options.migrate ?? config.migrateOnStart, onWaiting: options.onWaiting });
 }
 
 /** Builds the marketplace; never listens, so tests drive it with `inject`. */
@@ -56,7 +58,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const app = createServer({ logLevel: config.logLevel, trustProxy: config.trustProxy, logger: overrides.logger, onRoute: overrides.onRoute });
 
   setPasswordHashCost(config.auth.passwordHashCost);
-  const database = overrides.database ?? (await openDatabase(config));
+  const database = overrides.database ?? (await openDatabase(config, { onWaiting: (attempt) => app.log.warn(attempt, 'database: no writable primary yet, waiting') }));
   const { db } = database;
   // Prometheus metrics (/metrics, or METRICS_PORT): before the routes, whose latency it times.
   await app.register(metricsPlugin, { ...config.metrics, host: config.host, pools: database.poolStats });

@@ -53,6 +53,10 @@ export const commonEnvShape = {
   LOG_LEVEL: env.logLevel,
   DATABASE_URL: env.postgresUrl,
   DATABASE_POOL_SIZE: env.positiveInt(10),
+  // While no server of DATABASE_URL takes writes (a failover): how long a request waits for a
+  // connection before 503, and how long start-up waits for a writable primary before exiting.
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  DATABASE_STARTUP_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   DATA_DIR: z.string().min(1).optional(),
   CORS_ORIGINS: csv.default(['http://localhost:3000', 'http://localhost:5173', 'http://localhost:5174']),
   RATE_LIMIT_AUTHENTICATED: env.positiveInt(60),
@@ -76,7 +80,7 @@ export interface CommonConfig {
   host: string;
   port: number;
   logLevel: string;
-  database: { url?: string; dataDir: string; poolSize: number };
+  database: { url?: string; dataDir: string; poolSize: number; acquireTimeoutMs: number; startupTimeoutMs: number };
   cors: { origins: string[] };
   rateLimit: { authenticated: number; public: number; store: 'memory' | 'postgres' | 'redis'; redisUrl?: string };
   auth: { jwtSecret: string; tokenTtlDays: number; passwordHashCost: 'standard' | 'low' };
@@ -111,7 +115,13 @@ export function buildCommonConfig(parsed: CommonEnv, opts: { appName: string; po
     host: parsed.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     port: opts.port,
     logLevel: parsed.LOG_LEVEL,
-    database: { url: parsed.DATABASE_URL, dataDir, poolSize: parsed.DATABASE_POOL_SIZE },
+    database: {
+      url: parsed.DATABASE_URL,
+      dataDir,
+      poolSize: parsed.DATABASE_POOL_SIZE,
+      acquireTimeoutMs: parsed.DATABASE_ACQUIRE_TIMEOUT_MS,
+      startupTimeoutMs: parsed.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
+    },
     cors: { origins: parsed.CORS_ORIGINS },
     rateLimit: {
       authenticated: parsed.RATE_LIMIT_AUTHENTICATED,

@@ -23,10 +23,11 @@ export function connectPostgres<S extends Record<string, unknown>>(options: Data
     const client = postgres(url, {
       max,
       ...OUTAGE_OPTIONS,
+      ...writerOnly(url),
       onnotice: (notice) => options.onNotice?.(String(notice.message)),
       connection: { application_name: 'api', ...path, ...settings },
     });
-    const inFlight = inFlightCounter();
+    const inFlight = inFlightCounter(options.acquireTimeoutMs);
     return { client, max, inFlight, db: drizzlePostgres(preparing(client, inFlight), { schema: options.schema }) as unknown as Database<S> };
   };
   const main = open(options.poolSize ?? 10);
@@ -40,7 +41,7 @@ export function connectPostgres<S extends Record<string, unknown>>(options: Data
       if (!schemaName) return migratePostgres(db as never, { migrationsFolder: options.migrationsFolder });
       await migrateOnOwnConnection(options, url, schemaName);
     },
-    ping: () => ping(db),
+    ping: () => ping(db, true),
     schemaStatus: () => schemaStatus(db, options.migrationsFolder, schemaName),
     listen: async (channel, onPayload, onListen) => {
       const request = await main.client.listen(channel, onPayload, onListen);
@@ -64,6 +65,8 @@ export function connectPostgres<S extends Record<string, unknown>>(options: Data
 async function migrateOnOwnConnection(options: DatabaseOptions<Record<string, unknown>>, url: string, schemaName: string): Promise<void> {
   const client = postgres(url, {
     max: 1,
+    ...OUTAGE_OPTIONS,
+    ...writerOnly(url),
     onnotice: (notice) => options.onNotice?.(String(notice.message)),
     connection: { application_name: 'api-migrate', search_path: 'public' },
   });
@@ -74,6 +77,18 @@ async function migrateOnOwnConnection(options: DatabaseOptions<Record<string, un
   } finally {
     await client.end({ timeout: 5 });
   }
+}
+
+/**
+ * A URL naming several hosts (a primary and its standbys: pg_auto_failover, Patroni) without
+ * `target_session_attrs` would take whichever answers first, a standby included, where every write
+ * fails: the app only ever wants the writer, so `read-write` is the default there. A URL that says
+ * otherwise is kept as it is.
+ */
+export function writerOnly(url: string): { target_session_attrs?: 'read-write' } {
+  const hosts = url.slice(url.indexOf('://') + 3).split(/[/?]/)[0] ?? '';
+  const several = hosts.slice(hosts.lastIndexOf('@') + 1).includes(',');
+  return several && !/[?&]target_session_attrs=/.test(url) ? { target_session_attrs: 'read-write' } : {};
 }
 
 /** `exclusive` on postgres.js: a session-level advisory lock on a connection reserved for as long as `work` runs. */

@@ -16,20 +16,48 @@ const CONNECTION_CODES = new Set([
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
+  // No server of a multi-host URL matched target_session_attrs (a failover under way: the old
+  // primary gone, the standby not yet promoted), and no connection came within the acquire bound.
+  'TARGET_SESSION_ATTRS_UNMET',
+  'ACQUIRE_TIMEOUT',
 ]);
 
 /**
  * SQLSTATEs of a server that is going away or full: 57P01 admin_shutdown, 57P02 crash_shutdown,
  * 57P03 cannot_connect_now (starting up, shutting down), 53300 too_many_connections; class 08 is
- * every connection exception.
+ * every connection exception. 25006 read_only_sql_transaction: a write reached a standby (a primary
+ * demoted by a failover, or a URL without target_session_attrs); the driver closes that connection
+ * once idle (patches/postgres@3.4.9.patch), and the retry finds the new primary.
  */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '25006']);
 
 /**
  * Failures to open a connection, as opposed to losing one that was open: the server is down,
  * unreachable, starting up or shutting down, or full.
  */
-const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'CONNECT_TIMEOUT', '57P03', '53300', '08001', '08004']);
+const CONNECT_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'CONNECT_TIMEOUT',
+  'TARGET_SESSION_ATTRS_UNMET',
+  'ACQUIRE_TIMEOUT',
+  '25006',
+  '57P03',
+  '53300',
+  '08001',
+  '08004',
+]);
+
+/** How long a request waits for a connection while none can be opened (DATABASE_ACQUIRE_TIMEOUT_MS). */
+export const ACQUIRE_TIMEOUT_MS = 2000;
+
+/** The failure of a query that got no connection within the acquire bound (see InFlight). */
+export function acquireTimeout(ms: number): Error {
+  return Object.assign(new Error(`no connection to a writable server within ${ms} ms`), { code: 'ACQUIRE_TIMEOUT' });
+}
 
 /** How long a client is asked to wait before retrying (Retry-After, seconds). */
 export const RETRY_AFTER_SECONDS = 1;
@@ -116,11 +144,14 @@ export interface Circuit {
   /** A query or transaction succeeded: the server is back. */
   succeeded(): void;
   readonly open: boolean;
+  /** When a connection attempt last failed (performance.now()), or 0. */
+  readonly failedAt: number;
 }
 
 export function createCircuit(probeMs = 250): Circuit {
   let down = false;
   let lastProbe = 0;
+  let failedAt = 0;
   return {
     admit() {
       if (!down) return true;
@@ -130,13 +161,18 @@ export function createCircuit(probeMs = 250): Circuit {
       return true;
     },
     failed(error) {
-      if (isConnectFailure(error)) down = true;
+      if (!isConnectFailure(error)) return;
+      down = true;
+      failedAt = performance.now();
     },
     succeeded() {
       down = false;
     },
     get open() {
       return down;
+    },
+    get failedAt() {
+      return failedAt;
     },
   };
 }

@@ -1,31 +1,89 @@
 import type postgres from 'postgres';
-import { asUnavailable, createCircuit, DatabaseUnavailableError, type Circuit } from './faults.js';
+import { ACQUIRE_TIMEOUT_MS, acquireTimeout, asUnavailable, createCircuit, DatabaseUnavailableError, type Circuit } from './faults.js';
 
 /** Counts a pool's queries in flight; its settle functions are shared by every query (no closure per query). */
 export interface InFlight {
   count: number;
   /** Whether the pool's server answers (see Circuit): every settled query tells it. */
   circuit: Circuit;
+  /** How long a query may wait for a connection while none can be opened. */
+  acquireTimeoutMs: number;
+  /** Watches a query sent to the pool until it is on a connection (see the sweep in inFlightCounter). */
+  waitForConnection(query: Waiter): void;
+  /** Queries that succeeded, ever: the sweep tells a busy pool from one that cannot connect by it. */
+  succeeded: number;
   resolve(this: TrackedQuery, value: unknown): void;
   reject(this: TrackedQuery, error: unknown): void;
 }
 
-interface TrackedQuery {
+/** A query, or a transaction's BEGIN, waiting for a connection. */
+interface Waiter {
+  /** Set by postgres.js once the query is written to a connection. */
+  state?: unknown;
+  queuedAt?: number;
+  /** Cancelled by the sweep: it got no connection within the bound. */
+  expired?: boolean;
+  /** Drops it without sending it (postgres.js' cancel of a query not yet sent). */
+  cancel(): unknown;
+}
+
+interface TrackedQuery extends Waiter {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   untracked?: { resolve(value: unknown): void; reject(error: unknown): void } | null;
 }
 
-export function inFlightCounter(): InFlight {
+export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight {
   const circuit = createCircuit();
+  const waiting = new Set<Waiter>();
+  let sweeping: NodeJS.Timeout | null = null;
+  let succeededSeen = 0;
+  let lastSuccessAt = 0;
+  /**
+   * While the driver goes through the hosts of the URL looking for a writable primary (a failover),
+   * queries wait for a connection: each attempt fails one of them at most, so the rest waited as long
+   * as the failover (20 s were measured). A query still without a connection after the bound, when
+   * no query of the pool has succeeded for as long or a connection attempt failed while it waited,
+   * is cancelled (it is never sent) and fails as unavailable (503), which opens the circuit. A pool
+   * merely busy keeps succeeding and opens no connection in vain: its queue waits. (Successes alone
+   * do not say the server is well: a primary whose postmaster was killed keeps serving the
+   * connections it had while no new one can be opened.)
+   */
+  const sweep = () => {
+    sweeping = null;
+    const now = performance.now();
+    if (counter.succeeded !== succeededSeen) {
+      succeededSeen = counter.succeeded;
+      lastSuccessAt = now;
+    }
+    for (const q of waiting) {
+      if (q.state) waiting.delete(q);
+      else if (now - (q.queuedAt ?? now) >= acquireTimeoutMs && (now - lastSuccessAt >= acquireTimeoutMs || circuit.failedAt >= (q.queuedAt ?? now))) {
+        waiting.delete(q);
+        q.expired = true;
+        circuit.failed(acquireTimeout(acquireTimeoutMs));
+        q.cancel();
+      }
+    }
+    if (waiting.size > 0) sweeping = setTimeout(sweep, Math.max(25, acquireTimeoutMs / 4)).unref();
+  };
   const counter: InFlight = {
     count: 0,
     circuit,
+    acquireTimeoutMs,
+    succeeded: 0,
+    waitForConnection(query) {
+      query.queuedAt = performance.now();
+      waiting.add(query);
+      sweeping ??= setTimeout(sweep, Math.max(25, acquireTimeoutMs / 4)).unref();
+    },
     resolve(value) {
       const own = this.untracked;
       if (!own) return;
       this.untracked = null;
       counter.count -= 1;
+      counter.succeeded += 1;
+      if (this.queuedAt !== undefined) waiting.delete(this);
       circuit.succeeded();
       own.resolve(value);
     },
@@ -34,21 +92,24 @@ export function inFlightCounter(): InFlight {
       if (!own) return;
       this.untracked = null;
       counter.count -= 1;
-      circuit.failed(error);
+      if (this.queuedAt !== undefined) waiting.delete(this);
+      const cause = this.expired ? acquireTimeout(acquireTimeoutMs) : error;
+      circuit.failed(cause);
       // A lost connection fails the query as the outage it is (503), not as a bug (500).
-      own.reject(asUnavailable(error));
+      own.reject(asUnavailable(cause));
     },
   };
   return counter;
 }
 
 /** A postgres.js query counted in flight until it settles (postgres.js settles it through `query.resolve`/`query.reject`). */
-function track<Q>(query: Q, counter: InFlight): Q {
+function track<Q>(query: Q, counter: InFlight, bounded: boolean): Q {
   const q = query as unknown as TrackedQuery;
   q.untracked = { resolve: q.resolve, reject: q.reject };
   q.resolve = counter.resolve;
   q.reject = counter.reject;
   counter.count += 1;
+  if (bounded) counter.waitForConnection(q);
   return query;
 }
 
@@ -67,28 +128,44 @@ export function preparing(client: postgres.Sql, inFlight: InFlight, pool = true)
         return (query: string, params?: unknown[], options?: postgres.UnsafeQueryOptions) => {
           // On the pool, not inside a transaction, which holds a connection of its own already.
           if (pool && !circuit.admit()) return refusedQuery();
-          return track(target.unsafe(query, params as never, { ...options, prepare: true }), inFlight);
+          return track(target.unsafe(query, params as never, { ...options, prepare: true }), inFlight, pool);
         };
       }
       if (property === 'begin') {
         return (...args: unknown[]) => {
           if (!circuit.admit()) return Promise.reject(new DatabaseUnavailableError());
           const callback = args.pop() as (tx: postgres.TransactionSql) => unknown;
-          const begun = (target.begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) =>
-            callback(preparing(tx as unknown as postgres.Sql, inFlight, false) as unknown as postgres.TransactionSql),
-          );
-          // BEGIN or COMMIT on a connection that is gone: the transaction did not happen, or its
-          // outcome is unknown; either way an outage.
-          return begun.then(
-            (result) => {
-              circuit.succeeded();
-              return result;
-            },
-            (error: unknown) => {
-              circuit.failed(error);
-              throw asUnavailable(error);
-            },
-          );
+          return new Promise((resolve, reject) => {
+            // The BEGIN waits for a connection under the same bound as a query: past it the caller
+            // is answered unavailable, and should the connection come later, the transaction's work
+            // never runs (it rolls back at once), so a write answered 503 is never made.
+            const waiter: Waiter = {
+              cancel() {
+                reject(new DatabaseUnavailableError(acquireTimeout(inFlight.acquireTimeoutMs)));
+              },
+            };
+            if (pool) inFlight.waitForConnection(waiter);
+            const begun = (target.begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) => {
+              if (waiter.expired) throw new DatabaseUnavailableError(acquireTimeout(inFlight.acquireTimeoutMs));
+              waiter.state = true;
+              return callback(preparing(tx as unknown as postgres.Sql, inFlight, false) as unknown as postgres.TransactionSql);
+            });
+            // BEGIN or COMMIT on a connection that is gone: the transaction did not happen, or its
+            // outcome is unknown; either way an outage.
+            begun.then(
+              (result) => {
+                waiter.state = true;
+                circuit.succeeded();
+                resolve(result);
+              },
+              (error: unknown) => {
+                waiter.state = true;
+                if (waiter.expired) return;
+                circuit.failed(error);
+                reject(asUnavailable(error));
+              },
+            );
+          });
         };
       }
       return Reflect.get(target, property, receiver) as unknown;

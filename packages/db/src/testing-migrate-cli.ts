@@ -139,6 +139,8 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
         ...options.productionEnv,
         NODE_ENV: 'production',
         DATABASE_URL: `postgres://nobody@127.0.0.1:1/${app}`,
+        // Without it the CLI waits (60 s by default) for a primary to appear, as in a failover.
+        DATABASE_STARTUP_TIMEOUT_SECONDS: '0',
       });
 
       expect(result.code).toBe(1);
@@ -146,6 +148,7 @@ export function describeMigrateCli(options: MigrateCliSuiteOptions): void {
       const error = JSON.parse(result.stderr.trim()) as { job: string; ok: boolean; error: string };
       expect(error).toMatchObject({ job: 'migrate', ok: false, app });
       expect(error.error).toMatch(/ECONNREFUSED|connect/i);
+      expect(error.error).toMatch(/no writable PostgreSQL primary within 0 s/);
     });
 
     it('is the package script `migrate`', () => {

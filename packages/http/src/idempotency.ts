@@ -77,6 +77,9 @@ declare module 'fastify' {
 /** A claim still running after this long is taken to be a crashed instance's (no write runs a minute). */
 export const STALE_CLAIM_SECONDS = 60;
 const PURGE_INTERVAL_MS = 10 * 60_000;
+/** An answer not recorded (the database away): tried again this often, this many times. */
+const SETTLE_RETRY_MS = 1000;
+const SETTLE_RETRIES = 30;
 
 const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.headers['content-type'] ?? '');
 
@@ -156,7 +159,16 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const body = bodies.get(request)?.digest() ?? Buffer.alloc(0);
       const fingerprint = createHash('sha256').update(body).update(query).digest('base64url');
       const owner = randomUUID();
-      const claim = await options.store.claim({ id, fingerprint, owner, ttlSeconds, staleSeconds });
+      let claim: IdempotencyClaim;
+      try {
+        claim = await options.store.claim({ id, fingerprint, owner, ttlSeconds, staleSeconds });
+      } catch (error) {
+        // The claim may have been committed all the same (the connection lost with its answer): it
+        // is released once the database is back, or the key would answer 409 until stale. Releasing
+        // is by owner, unique to this request, so a claim it never took is left alone.
+        recordLater(() => options.store.release(id, owner), request, SETTLE_RETRIES);
+        throw error;
+      }
       if (claim.state === 'claimed') {
         claims.set(request, { id, owner });
         return;
@@ -191,7 +203,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       // every 5xx are not kept: a retry does the work.
       const kept = (status >= 200 && status < 300) || status === 409 || status === 422;
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : undefined;
-      try {
+      const record = async () => {
         if (kept && body !== undefined) {
           const contentType = reply.getHeader('content-type');
           const location = reply.getHeader('location');
@@ -209,10 +221,26 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         } else {
           await options.store.release(claim.id, claim.owner);
         }
+      };
+      try {
+        await record();
       } catch (error) {
-        // The answer goes out all the same; the claim is taken over once stale.
+        // The answer goes out all the same. The database is often away for a moment only (a
+        // failover): recorded or released in the background once it is back, a retry of the key
+        // gets the answer, or does the work, within seconds rather than 409 until the claim is stale.
         request.log.warn({ err: error }, 'idempotency key: the answer was not recorded');
+        recordLater(record, request, SETTLE_RETRIES);
       }
+    }
+
+    function recordLater(record: () => Promise<void>, request: FastifyRequest, left: number) {
+      if (left <= 0) return;
+      setTimeout(() => {
+        record().then(
+          () => request.log.info('idempotency key: settled after a retry'),
+          () => recordLater(record, request, left - 1),
+        );
+      }, SETTLE_RETRY_MS).unref();
     }
 
     // A hook of the honouring routes only, first of their own onSend hooks (before one that changes

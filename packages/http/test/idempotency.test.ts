@@ -253,3 +253,42 @@ describe('Idempotency-Key', () => {
     expect(header('/public', 'post')).toBeUndefined();
   });
 });
+
+describe('Idempotency-Key while the database is away', () => {
+  it('releases a claim it could not release at the time once the database is back: the retry does the work within seconds', async () => {
+    const store = createIdempotencyStore(handle.db);
+    let away = true;
+    let releases = 0;
+    const flaky: typeof store = {
+      ...store,
+      release: async (id, owner) => {
+        releases += 1;
+        if (away) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        return store.release(id, owner);
+      },
+    };
+    const other = await buildApp();
+    await other.register(idempotencyPlugin, { store: flaky, ttlHours: 24, scope: () => 'user:away', purgeIntervalMs: 0 });
+    let runs = 0;
+    other.post('/writes', { onRequest: authenticate, schema: { operationId: 'write', body: Thing } }, async (_request, reply) => {
+      runs += 1;
+      if (away) throw Object.assign(new Error('database unavailable'), { statusCode: 503 });
+      return reply.status(201).send({ data: { runs } });
+    });
+    await other.ready();
+    try {
+      const send = () =>
+        other.inject({ method: 'POST', url: '/writes', headers: { 'content-type': 'application/json', 'x-user': '1', 'idempotency-key': 'k-away' }, payload: { name: 'a' } });
+      expect((await send()).statusCode).toBe(503);
+      // The claim could not be released: the key counts as still running.
+      expect((await send()).statusCode).toBe(409);
+      away = false;
+      await expect.poll(() => releases, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+      const retried = await send();
+      expect(retried.statusCode).toBe(201);
+      expect(runs).toBe(2);
+    } finally {
+      await other.close();
+    }
+  });
+});
