@@ -4,7 +4,8 @@
 //   1. First page: BENCH_EXPLORER_LOADS navigations (default 20, after 3 warm-ups) to the project's
 //      view of the last 7 days, signed in; the figure is the time from navigation start to the
 //      page's `explorer:first-page` mark (the first page of logs rendered), p50 and p95; target
-//      p95 ≤ 300 ms.
+//      p95 ≤ 300 ms. Measured twice: returning (from a page of the same origin, the hashed files
+//      cached) and first visits (from about:blank, nothing cached).
 //   2. Scrolling: the list scrolled 400 px a frame until 10 000 lines are loaded (pages of 200
 //      fetched as it goes); every frame of 50 ms or more is reported by the browser (Long Animation
 //      Frames); target none.
@@ -39,21 +40,29 @@ export async function measureExplorer({ base, token, projectId, total, log, fmt 
     await context.addInitScript((value) => sessionStorage.setItem('logtracker.token', value), token);
     const page = await context.newPage();
     const view = `${base}/?project=${projectId}&range=7d`;
-    log(`explorer: ${LOADS} loads of the first page of a project of ${fmt(total)} logs, after ${WARMUPS} warm-ups`);
-    const times = [];
-    for (let i = 0; i < WARMUPS + LOADS; i++) {
-      await page.goto('about:blank');
-      await page.goto(view);
-      await page.waitForFunction(() => performance.getEntriesByName('explorer:first-page').length > 0, null, { timeout: 30_000 });
-      const at = await page.evaluate(() => performance.getEntriesByName('explorer:first-page')[0].startTime);
-      if (i >= WARMUPS) times.push(at);
-    }
-    const p50 = quantile(times, 0.5);
-    const p95 = quantile(times, 0.95);
+    // A first visit comes from another site with nothing cached; a returning one (a reload, a link
+    // followed inside the page's own origin) has the hashed files cached, as they are for a year.
+    const firstPage = async (from) => {
+      const times = [];
+      for (let i = 0; i < WARMUPS + LOADS; i++) {
+        await page.goto(from === 'elsewhere' ? 'about:blank' : `${base}/api/health/live`);
+        await page.goto(view);
+        await page.waitForFunction(() => performance.getEntriesByName('explorer:first-page').length > 0, null, { timeout: 30_000 });
+        const at = await page.evaluate(() => performance.getEntriesByName('explorer:first-page')[0].startTime);
+        if (i >= WARMUPS) times.push(at);
+      }
+      return { p50: quantile(times, 0.5), p95: quantile(times, 0.95), n: times.length };
+    };
+    log(`explorer: ${LOADS} loads of the first page of a project of ${fmt(total)} logs, after ${WARMUPS} warm-ups, returning then first visits`);
+    const returning = await firstPage('same origin');
+    const first = await firstPage('elsewhere');
+    await page.goto(view);
+    await page.waitForFunction(() => performance.getEntriesByName('explorer:first-page').length > 0, null, { timeout: 30_000 });
 
     log(`explorer: scrolling through ${fmt(SCROLL_LINES)} lines`);
     const scroll = await page.evaluate(async ({ lines, longMs }) => {
       const list = document.querySelector('[data-testid="log-list"]');
+      const rowHeight = document.querySelector('[data-testid="log-row"]').getBoundingClientRect().height;
       const long = [];
       const observer = new PerformanceObserver((entries) => entries.getEntries().forEach((e) => long.push(e.duration)));
       observer.observe({ type: 'long-animation-frame', buffered: false });
@@ -68,23 +77,30 @@ export async function measureExplorer({ base, token, projectId, total, log, fmt 
         last = now;
         frames++;
         list.scrollTop += 400;
-        if (Number(list.dataset.loaded ?? 0) >= lines && list.scrollTop + list.clientHeight >= list.scrollHeight - 2) break;
+        // Past the 10 000th line (pages keep loading ahead of the reader: the end is never reached).
+        if (list.scrollTop >= lines * rowHeight) break;
       }
       observer.disconnect();
-      return { long: long.filter((d) => d >= longMs), frames, worst, loaded: Number(list.dataset.loaded ?? 0), seconds: (performance.now() - started) / 1000 };
+      return { long: long.filter((d) => d >= longMs), frames, worst, passed: Math.floor(list.scrollTop / rowHeight), seconds: (performance.now() - started) / 1000 };
     }, { lines: SCROLL_LINES, longMs: LONG_FRAME_MS });
     return [
       [
-        `log explorer: first page of a project of ${fmt(total)} logs (Chromium, navigation → rendered), p50 / p95`,
-        `${p50.toFixed(0)} / ${p95.toFixed(0)} ms (n=${times.length})`,
+        `log explorer: first page of a project of ${fmt(total)} logs, returning visit (Chromium, navigation → rendered), p50 / p95`,
+        `${returning.p50.toFixed(0)} / ${returning.p95.toFixed(0)} ms (n=${returning.n})`,
         `p95 ≤ ${FIRST_PAGE_TARGET_MS} ms`,
-        p95 <= FIRST_PAGE_TARGET_MS ? 'PASS' : 'FAIL',
+        returning.p95 <= FIRST_PAGE_TARGET_MS ? 'PASS' : 'FAIL',
       ],
       [
-        `log explorer: scrolling through ${fmt(scroll.loaded)} lines, frames of ≥ ${LONG_FRAME_MS} ms`,
+        `log explorer: the same, first visit (from another site, nothing cached), p50 / p95`,
+        `${first.p50.toFixed(0)} / ${first.p95.toFixed(0)} ms (n=${first.n})`,
+        `p95 ≤ ${FIRST_PAGE_TARGET_MS} ms`,
+        first.p95 <= FIRST_PAGE_TARGET_MS ? 'PASS' : 'FAIL',
+      ],
+      [
+        `log explorer: scrolling through ${fmt(scroll.passed)} lines, frames of ≥ ${LONG_FRAME_MS} ms`,
         `${scroll.long.length} in ${fmt(scroll.frames)} frames over ${scroll.seconds.toFixed(1)} s (longest interval ${scroll.worst.toFixed(0)} ms)`,
         'none',
-        scroll.long.length === 0 && scroll.loaded >= SCROLL_LINES ? 'PASS' : 'FAIL',
+        scroll.long.length === 0 && scroll.passed >= SCROLL_LINES ? 'PASS' : 'FAIL',
       ],
     ];
   } finally {

@@ -1,4 +1,7 @@
 import uPlot from 'uplot';
+
+/** uPlot itself, for the component that loads this file on demand. */
+export { uPlot as UPlot };
 import type { Stats } from '../api/api.types';
 
 /** Bottom to top: errors sit on the axis, where a small count still shows. */

@@ -1,8 +1,25 @@
-import { useEffect, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Stats } from '../api/api.types';
-import { chartData, chartOptions } from './histogram.chart';
+
+type Chart = typeof import('./histogram.chart');
+
+/**
+ * The chart's code (uPlot, half the page's script) is a file of its own, fetched once the page is
+ * up: the list's first page is not held back by a chart drawn a moment later.
+ */
+function useChartModule(): Chart | null {
+  const [chart, setChart] = useState<Chart | null>(null);
+  useEffect(() => {
+    let live = true;
+    void import('./histogram.chart').then((module) => live && setChart(module));
+    return () => {
+      live = false;
+    };
+  }, []);
+  return chart;
+}
 
 interface Props {
   stats: Stats | null;
@@ -18,11 +35,12 @@ export function Histogram({ stats, span, message, onSelect }: Props) {
   const plot = useRef<uPlot | null>(null);
   const select = useRef(onSelect);
   select.current = onSelect;
+  const module = useChartModule();
 
   useEffect(() => {
     const el = host.current;
-    if (!el) return;
-    const chart = new uPlot(chartOptions(el.clientWidth || 600, (from, to) => select.current(from, to)), [[], [], [], [], []], el);
+    if (!el || !module) return;
+    const chart = new module.UPlot(module.chartOptions(el.clientWidth || 600, (from, to) => select.current(from, to)), [[], [], [], [], []], el);
     plot.current = chart;
     const observer = new ResizeObserver(() => chart.setSize({ width: el.clientWidth, height: chart.height }));
     observer.observe(el);
@@ -31,14 +49,14 @@ export function Histogram({ stats, span, message, onSelect }: Props) {
       chart.destroy();
       plot.current = null;
     };
-  }, []);
+  }, [module]);
 
   useEffect(() => {
     const chart = plot.current;
-    if (!chart) return;
-    chart.setData(chartData(stats), false);
+    if (!chart || !module) return;
+    chart.setData(module.chartData(stats), false);
     chart.setScale('x', { min: span.from, max: span.to });
-  }, [stats, span.from, span.to]);
+  }, [module, stats, span.from, span.to]);
 
   return (
     <section class="histogram" data-testid="histogram" aria-label="Log volume by level">
