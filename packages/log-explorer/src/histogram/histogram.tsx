@@ -2,8 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Stats } from '../api/api.types';
+import type * as ChartModule from './histogram.chart';
 
-type Chart = typeof import('./histogram.chart');
+type Chart = typeof ChartModule;
 
 /**
  * The chart's code (uPlot, half the page's script) is a file of its own, fetched once the page is
