@@ -14,9 +14,8 @@ export default defineConfig({
       // PostgreSQL is cli-ship's to prove. Its answer is given once, in the pass on PGlite.
       ...(secondPass ? ['test/cli-run.test.ts'] : []),
     ],
-    // The files wait on child processes and servers most of the time: two at once keep the two
-    // cores busy.
-    maxWorkers: 2,
+    // One file at a time: the fault test's proxy gives its port back while the server is "down",
+    // and a server another file starts meanwhile could be given it.
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
