@@ -89,13 +89,25 @@ export interface BatchSenderOptions {
   requestTimeoutMs?: number;
 }
 
-/** The batcher's `send`: one attempt at posting a batch, bounded in time. */
+/**
+ * The batcher's `send`: one attempt at posting a batch, bounded in time. The bound is a timer that
+ * holds the process open (AbortSignal.timeout's does not): a request left hanging on a connection
+ * cut mid-request holds no handle of its own, and the process would otherwise end quietly, with
+ * status 0, its lines neither delivered nor counted as lost.
+ */
 export function batchSender(options: BatchSenderOptions): Send {
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
-  return (batch: Batch, signal: AbortSignal) =>
-    options.client.sendBatchJson(options.projectId, batch.json, {
-      idempotencyKey: batch.idempotencyKey,
-      gzip: options.gzip ?? false,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
-    });
+  return async (batch: Batch, signal: AbortSignal) => {
+    const bound = new AbortController();
+    const timer = setTimeout(() => bound.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    try {
+      return await options.client.sendBatchJson(options.projectId, batch.json, {
+        idempotencyKey: batch.idempotencyKey,
+        gzip: options.gzip ?? false,
+        signal: AbortSignal.any([signal, bound.signal]),
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }
