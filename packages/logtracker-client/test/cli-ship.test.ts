@@ -1,4 +1,5 @@
 import { setTimeout as wait } from 'node:timers/promises';
+import { secondPass } from '@repo/db/testing-files';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, spawnCli, startLogTracker, type LogTracker } from './log-tracker.js';
 import { startProxy } from './tcp-proxy.js';
@@ -80,7 +81,9 @@ describe('logtracker ship', () => {
     expect(stored.slice(0, 2).map((log) => log.timestamp.toISOString())).toEqual(['2026-01-01T00:00:00.123Z', '2026-01-01T00:00:01.000Z']);
   });
 
-  it('ships files, each line of each file, the source being the file name', async () => {
+  // The CLI's own handling (files, signals, refusals, usage) answers once, in the pass on PGlite; on
+  // PostgreSQL what depends on the server's database runs: order, exactly once, the stored fields.
+  it.skipIf(secondPass)('ships files, each line of each file, the source being the file name', async () => {
     const { projectId, key } = await server.project();
     const { mkdtemp, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
@@ -95,7 +98,7 @@ describe('logtracker ship', () => {
     ]);
   });
 
-  it('delivers the tail on SIGTERM, lines still in the pipe included, and exits 128+15', async () => {
+  it.skipIf(secondPass)('delivers the tail on SIGTERM, lines still in the pipe included, and exits 128+15', async () => {
     const { projectId, key } = await server.project();
     const child = spawnCli(['ship', '-p', String(projectId), '--flush-ms', '600000'], { LOGTRACKER_URL: server.url, LOGTRACKER_KEY: key });
     // A full batch leaves at once: once it is stored, the CLI is reading, its signal handlers in place.
@@ -111,7 +114,7 @@ describe('logtracker ship', () => {
   });
 });
 
-describe('undeliverable batches', () => {
+describe.skipIf(secondPass)('undeliverable batches', () => {
   it('a refused key: exit 1, the refusal and the lost lines on stderr; --best-effort exits 0', async () => {
     const { projectId } = await server.project();
     const args = ['ship', '-p', String(projectId)];
