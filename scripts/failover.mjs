@@ -19,10 +19,10 @@
 // Not part of .ci/run: it takes about two minutes.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './bench-lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const WRITERS = Number(process.env.FAILOVER_WRITERS ?? 6);
@@ -93,16 +93,6 @@ function spawnPg(cmd, args, logFile, env = {}) {
   return child;
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function until(what, check, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
