@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUnavailable, copyText, createCircuit, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
@@ -184,6 +185,41 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('postgres.js through an outage',
       expect(codes(error)).toContain('ECONNREFUSED');
     } finally {
       await refused.close();
+    }
+  });
+
+  it('fails the query whose new connection is lost while the driver reads the array types, with nothing left unhandled', async () => {
+    const target = new URL(base.url as string);
+    // A relay that resets the connection the moment the driver asks for the array types, the
+    // first thing it sends once signed in: a server lost at that instant.
+    const relay = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname || '127.0.0.1');
+      upstream.on('error', () => client.destroy()).pipe(client);
+      client.on('error', () => upstream.destroy());
+      client.on('data', (chunk) => {
+        if (chunk.includes('typcategory')) {
+          upstream.destroy();
+          client.resetAndDestroy();
+        } else upstream.write(chunk);
+      });
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const url = new URL(target);
+    url.hostname = '127.0.0.1';
+    url.port = String((relay.address() as AddressInfo).port);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const client = postgres(url.toString(), { max: 1, onnotice: () => {} });
+    try {
+      const error = await client`select 1`.then(() => undefined, (e: unknown) => e);
+      expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await client.end({ timeout: 1 });
+      await new Promise((resolve) => relay.close(resolve));
     }
   });
 });
