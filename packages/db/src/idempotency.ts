@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, timestamp, type PgSchema } from 'drizzle-orm/pg-core';
 import { preparedOnce, queryRows } from './queries.js';
+import { runClaimedWork } from './transactions.js';
 import type { DbOrTx } from './types.js';
 
 /**
@@ -8,7 +9,7 @@ import type { DbOrTx } from './types.js';
  * One row per key in its scope: `id` is a hash of the caller, method, path and key (no caller
  * or key is stored as sent), `fingerprint` a hash of what the request sent. A row whose `status`
  * is null is a request still running, claimed by `owner` at `claimed_at`; once answered it holds
- * the answer to replay. Each app that honours the header includes this table in its schema.
+ * the answer to replay. `commits` counts the transactions the claim's work committed. Each app that honours the header includes this table in its schema.
  */
 const idempotencyColumns = () => ({
   id: text('id').primaryKey(),
@@ -20,6 +21,9 @@ const idempotencyColumns = () => ({
   contentType: text('content_type'),
   location: text('location'),
   body: text('body'),
+  // Transactions of the claim's work committed so far, each counted in its own transaction
+  // (withTransaction): whether a commit whose answer was lost happened.
+  commits: integer('commits').notNull().default(0),
 });
 
 /** The table as the queries here name it: unqualified, found in the app's own schema by the search_path. */
@@ -41,7 +45,8 @@ export interface RememberedAnswer {
 /** A claim's outcome: this request does the work, another still does it, or it was done. */
 export type IdempotencyClaim =
   | { state: 'claimed' }
-  | { state: 'running' }
+  /** `done`: its work committed, its answer not recorded (yet, or ever if its instance was lost). */
+  | { state: 'running'; done?: boolean }
   | { state: 'completed'; fingerprint: string; answer: RememberedAnswer };
 
 export interface ClaimInput {
@@ -75,10 +80,12 @@ const claimQuery = preparedOnce((db) =>
         contentType: sql`null`,
         location: sql`null`,
         body: sql`null`,
+        commits: sql`0`,
       },
       // An expired row is as good as gone (the purge may not have come yet); a running claim
-      // that outlived the bound is a crashed instance's.
-      setWhere: sql`${idempotencyKeys.expiresAt} <= now() or (${idempotencyKeys.status} is null and ${idempotencyKeys.claimedAt} <= now() - make_interval(secs => ${sql.placeholder('stale')}::float8))`,
+      // that outlived the bound is a crashed instance's, unless its work committed: done again,
+      // it would be done twice.
+      setWhere: sql`${idempotencyKeys.expiresAt} <= now() or (${idempotencyKeys.status} is null and ${idempotencyKeys.commits} = 0 and ${idempotencyKeys.claimedAt} <= now() - make_interval(secs => ${sql.placeholder('stale')}::float8))`,
     })
     .returning({ id: idempotencyKeys.id })
     .prepare('idempotency_claim'),
@@ -92,6 +99,7 @@ const findQuery = preparedOnce((db) =>
       contentType: idempotencyKeys.contentType,
       location: idempotencyKeys.location,
       body: idempotencyKeys.body,
+      commits: idempotencyKeys.commits,
     })
     .from(idempotencyKeys)
     .where(sql`${idempotencyKeys.id} = ${sql.placeholder('id')} and ${idempotencyKeys.expiresAt} > now()`)
@@ -116,7 +124,7 @@ const releaseQuery = preparedOnce((db) =>
   db
     .delete(idempotencyKeys)
     .where(
-      sql`${idempotencyKeys.id} = ${sql.placeholder('id')} and ${idempotencyKeys.owner} = ${sql.placeholder('owner')} and ${idempotencyKeys.status} is null`,
+      sql`${idempotencyKeys.id} = ${sql.placeholder('id')} and ${idempotencyKeys.owner} = ${sql.placeholder('owner')} and ${idempotencyKeys.status} is null and ${idempotencyKeys.commits} = 0`,
     )
     .prepare('idempotency_release'),
 );
@@ -136,7 +144,7 @@ export function createIdempotencyStore(db: DbOrTx) {
         if (claimed.length > 0) return { state: 'claimed' };
         const [row] = await findQuery(db).execute({ id: input.id });
         if (row) {
-          if (row.status === null) return { state: 'running' };
+          if (row.status === null) return { state: 'running', done: row.commits > 0 };
           const { status, contentType, location, body } = row;
           return { state: 'completed', fingerprint: row.fingerprint, answer: { status, contentType, location, body: body ?? '' } };
         }
@@ -150,9 +158,40 @@ export function createIdempotencyStore(db: DbOrTx) {
       await completeQuery(db).execute({ id, owner, ...answer, ttl: ttlSeconds });
     },
 
-    /** Gives up a claim this request holds, answer not kept: the next request with the key does the work. */
+    /**
+     * Gives up a claim this request holds, answer not kept: the next request with the key does the
+     * work. Not once its work committed: that work would be done twice.
+     */
     async release(id: string, owner: string): Promise<void> {
       await releaseQuery(db).execute({ id, owner });
+    },
+
+    /** Runs a claim's work: its transactions count themselves on the claim (withTransaction). */
+    runWork: runClaimedWork,
+
+    /**
+     * Settles a claim whose work lost the answer to a commit (ClaimedWork.uncertain), `committed`
+     * commits before it answered: if the count on the row is past that, the commit happened and
+     * `answer` is kept (answers true); otherwise it did not and the claim is released (false), in
+     * one statement.
+     */
+    async settleUncertain(id: string, owner: string, committed: number, answer: RememberedAnswer | null, ttlSeconds: number): Promise<boolean> {
+      const [row] = await queryRows<{ kept: number | string }>(
+        db,
+        sql`with kept as (
+              update idempotency_keys
+                 set status = ${answer?.status ?? null}::int, content_type = ${answer?.contentType ?? null}::text,
+                     location = ${answer?.location ?? null}::text, body = ${answer?.body ?? null}::text,
+                     expires_at = now() + make_interval(secs => ${ttlSeconds}::float8)
+               where id = ${id} and owner = ${owner} and status is null and commits > ${committed}::int and ${answer !== null}::boolean
+              returning 1),
+            gone as (
+              delete from idempotency_keys
+               where id = ${id} and owner = ${owner} and status is null and commits <= ${committed}::int
+              returning 1)
+            select (select count(*) from kept) as kept`,
+      );
+      return Number(row?.kept ?? 0) > 0;
     },
 
     /** Deletes the expired keys; answers how many. */

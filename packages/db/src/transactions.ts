@@ -1,15 +1,74 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { sql } from 'drizzle-orm';
+import { isDatabaseUnavailable } from './faults.js';
 import type { Database, DbOrTx, Transaction } from './types.js';
+
+/**
+ * The work of a request that holds an `Idempotency-Key`'s claim (see createIdempotencyStore): each
+ * transaction it commits also counts itself on the claim's row, in that transaction. When the
+ * answer to a commit is lost (the connection dropped while it was in flight, as in a failover),
+ * the count on the row tells afterwards whether that commit happened.
+ */
+export interface ClaimedWork {
+  /** The claim's row and the value only this request knows. */
+  id: string;
+  owner: string;
+  /** Transactions of this work whose commit was answered. */
+  commits: number;
+  /** A commit was sent and its answer lost: it may or may not have happened. */
+  uncertain: boolean;
+}
+
+const claimed = new AsyncLocalStorage<ClaimedWork>();
+
+/** Runs `fn` (a route's handler) as a claim's work: the transactions it opens mark the claim. */
+export function runClaimedWork<T>(work: ClaimedWork, fn: () => T): T {
+  return claimed.run(work, fn);
+}
 
 /**
  * Runs `fn` in a transaction, reusing the caller's when it already holds one, so that a service can
  * compose repository calls without caring who opened the transaction.
+ *
+ * In a claim's work (runClaimedWork) the transaction also counts itself on the claim's row. If
+ * its commit then fails as the database being unavailable, the commit was in flight and may have
+ * happened: the work is marked uncertain and `fn`'s result returned all the same, for the answer
+ * to be built; the claim's settling (settleUncertain) then keeps that answer if the count shows
+ * the commit happened, and answers 503 and releases the claim if it did not. Nothing is done twice
+ * by a retry, and nothing is acknowledged that was not stored.
  */
 export async function withTransaction<S extends Record<string, unknown>, T>(
   db: DbOrTx<S>,
   fn: (tx: DbOrTx<S>) => Promise<T>,
 ): Promise<T> {
   if (isTransaction(db)) return fn(db);
-  return (db as Database<S>).transaction((tx) => fn(tx as Transaction<S>));
+  const work = claimed.getStore();
+  if (!work) return (db as Database<S>).transaction((tx) => fn(tx as Transaction<S>));
+  let committing = false;
+  let value: T | undefined;
+  try {
+    const result = await (db as Database<S>).transaction(async (tx) => {
+      value = await fn(tx as Transaction<S>);
+      await tx.execute(sql`update idempotency_keys set commits = commits + 1 where id = ${work.id} and owner = ${work.owner}`);
+      committing = true;
+      return value;
+    });
+    work.commits += 1;
+    return result;
+  } catch (error) {
+    if (!committing || !isDatabaseUnavailable(error)) throw error;
+    work.uncertain = true;
+    return value as T;
+  }
+}
+
+/**
+ * A write of one statement (or several) that a retry must not repeat once it was stored: in a
+ * claim's work, run in a transaction that marks the claim (withTransaction); otherwise as it is,
+ * a statement being atomic on its own.
+ */
+export function claimedWrite<S extends Record<string, unknown>, T>(db: DbOrTx<S>, fn: (tx: DbOrTx<S>) => Promise<T>): Promise<T> {
+  return !isTransaction(db) && claimed.getStore() ? withTransaction(db, fn) : fn(db);
 }
 
 function isTransaction(db: DbOrTx): db is Transaction {

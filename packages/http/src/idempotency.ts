@@ -32,8 +32,20 @@ export interface RememberedAnswer {
 
 export type IdempotencyClaim =
   | { state: 'claimed' }
-  | { state: 'running' }
+  /** `done`: its work committed, its answer not recorded yet. */
+  | { state: 'running'; done?: boolean }
   | { state: 'completed'; fingerprint: string; answer: RememberedAnswer };
+
+/**
+ * The work of a claimed request, as the store follows it (@repo/db `ClaimedWork`): the commits it
+ * made, and whether the answer to one was lost, so that it may or may not have happened.
+ */
+export interface ClaimedWork {
+  id: string;
+  owner: string;
+  commits: number;
+  uncertain: boolean;
+}
 
 /** Where keys live: every instance of the app must see the same ones (@repo/db `createIdempotencyStore`). */
 export interface IdempotencyKeyStore {
@@ -41,6 +53,17 @@ export interface IdempotencyKeyStore {
   complete(id: string, owner: string, answer: RememberedAnswer, ttlSeconds: number): Promise<void>;
   release(id: string, owner: string): Promise<void>;
   purgeExpired(): Promise<number>;
+  /**
+   * Runs a route's handler as the claim's work, so that each transaction it commits records
+   * itself on the claim in that transaction. Without it, a commit whose answer is lost (a failover)
+   * answers 503 and a retry does the work again.
+   */
+  runWork?<T>(work: ClaimedWork, fn: () => T): T;
+  /**
+   * Settles a claim whose work lost the answer to a commit: keeps `answer` if the commit happened
+   * (answers true), releases the claim if it did not (false).
+   */
+  settleUncertain?(id: string, owner: string, committed: number, answer: RememberedAnswer | null, ttlSeconds: number): Promise<boolean>;
 }
 
 export interface IdempotencyOptions {
@@ -80,6 +103,8 @@ const PURGE_INTERVAL_MS = 10 * 60_000;
 /** An answer not recorded (the database away): tried again this often, this many times. */
 const SETTLE_RETRY_MS = 1000;
 const SETTLE_RETRIES = 30;
+/** How long a request whose commit's answer was lost waits to learn whether it happened, before 503. */
+const UNCERTAIN_WAIT_MS = 300;
 
 const isMultipart = (request: FastifyRequest) => /^multipart\//i.test(request.headers['content-type'] ?? '');
 
@@ -124,7 +149,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     const ttlSeconds = options.ttlHours * 3600;
     const staleSeconds = options.staleSeconds ?? STALE_CLAIM_SECONDS;
     const bodies = new WeakMap<FastifyRequest, Hash>();
-    const claims = new WeakMap<FastifyRequest, { id: string; owner: string }>();
+    const claims = new WeakMap<FastifyRequest, ClaimedWork>();
 
     // Only when the header is sent: a request without it pays one header lookup.
     const hashBody: preParsingHookHandler = (request, _reply, payload, done) => {
@@ -170,11 +195,14 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         throw error;
       }
       if (claim.state === 'claimed') {
-        claims.set(request, { id, owner });
+        claims.set(request, { id, owner, commits: 0, uncertain: false });
         return;
       }
       if (claim.state === 'running') {
-        throw new AppError('conflict', 'A request with this Idempotency-Key is still being handled; retry later', { headers: { 'retry-after': '1' } });
+        const message = claim.done
+          ? 'The request with this Idempotency-Key was done and its answer is being recorded; retry later'
+          : 'A request with this Idempotency-Key is still being handled; retry later';
+        throw new AppError('conflict', message, { headers: { 'retry-after': '1' } });
       }
       await options.beforeReplay?.(request);
       if (claim.fingerprint !== fingerprint) {
@@ -193,34 +221,35 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       route.preParsing = [...hookList(route.preParsing), hashBody];
       route.preHandler = [...hookList(route.preHandler), claimKey];
       route.onSend = [recordAnswer, ...hookList(route.onSend)];
+      const runWork = options.store.runWork;
+      if (runWork) {
+        // The handler runs as the claim's work: the transactions it commits count on the claim.
+        const handler = route.handler;
+        route.handler = function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+          const work = claims.get(request);
+          return work ? runWork(work, () => handler.call(this, request, reply)) : handler.call(this, request, reply);
+        } as typeof route.handler;
+      }
     });
 
     /** Keeps the answer of a claim, or releases the claim; then lets the answer go. */
-    async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown, claim: { id: string; owner: string }) {
+    async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown, claim: ClaimedWork) {
       const status = reply.statusCode;
       // Every answer given before the work (400, 401, 403, 404 of access, 413, schema 422, 429)
       // came before the claim; what comes after it is the work's. Of that, a 404 of access, 503 and
       // every 5xx are not kept: a retry does the work.
       const kept = (status >= 200 && status < 300) || status === 409 || status === 422;
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? '' : undefined;
+      const contentType = reply.getHeader('content-type');
+      const location = reply.getHeader('location');
+      const answer: RememberedAnswer | null =
+        kept && body !== undefined
+          ? { status, contentType: typeof contentType === 'string' ? contentType : null, location: typeof location === 'string' ? location : null, body }
+          : null;
+      if (claim.uncertain && options.store.settleUncertain) return settleUncertain(request, reply, claim, answer);
       const record = async () => {
-        if (kept && body !== undefined) {
-          const contentType = reply.getHeader('content-type');
-          const location = reply.getHeader('location');
-          await options.store.complete(
-            claim.id,
-            claim.owner,
-            {
-              status,
-              contentType: typeof contentType === 'string' ? contentType : null,
-              location: typeof location === 'string' ? location : null,
-              body,
-            },
-            ttlSeconds,
-          );
-        } else {
-          await options.store.release(claim.id, claim.owner);
-        }
+        if (answer) await options.store.complete(claim.id, claim.owner, answer, ttlSeconds);
+        else await options.store.release(claim.id, claim.owner);
       };
       try {
         await record();
@@ -231,6 +260,41 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         request.log.warn({ err: error }, 'idempotency key: the answer was not recorded');
         recordLater(record, request, SETTLE_RETRIES);
       }
+    }
+
+    /**
+     * The answer of a work that lost the answer to a commit (a failover): it goes out only if that
+     * commit happened, which the claim's row tells once the database answers again. Until then the
+     * client gets 503 and a retry 409, both with Retry-After; settled in the background, the key
+     * then replays the answer, or does the work again if the commit did not happen.
+     */
+    async function settleUncertain(request: FastifyRequest, reply: FastifyReply, claim: ClaimedWork, answer: RememberedAnswer | null) {
+      const settleIt = () => options.store.settleUncertain!(claim.id, claim.owner, claim.commits, answer, ttlSeconds);
+      const later = (error: unknown) => {
+        request.log.warn({ err: error }, 'idempotency key: the answer to a commit was lost; settled once the database is back');
+        recordLater(() => settleIt().then(() => undefined), request, SETTLE_RETRIES);
+      };
+      // Asked at once, but not waited for long: with the database away, acquiring a connection
+      // alone could take seconds. An attempt still running after that settles the key on its own
+      // (the answer then goes out as 503, and the retry finds the key settled), or fails and
+      // leaves it to the background.
+      const attempt = settleIt();
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        attempt.then((kept) => ({ kept }), (error: unknown) => ({ error })),
+        new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), UNCERTAIN_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      let stored = false;
+      if (outcome === undefined) attempt.catch(later);
+      else if ('error' in outcome) later(outcome.error);
+      else stored = outcome.kept;
+      // An error answer goes as it is; a success only if what it says was stored.
+      if (stored || !answer) return;
+      reply.removeHeader('location');
+      throw new AppError('service_unavailable', 'The service is temporarily unavailable; retry after the Retry-After delay', {
+        headers: { 'retry-after': '1' },
+      });
     }
 
     function recordLater(record: () => Promise<void>, request: FastifyRequest, left: number) {

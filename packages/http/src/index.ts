@@ -8,5 +8,5 @@ export { healthRoutes } from './health.js';
 export { runServer } from './run.js';
 export { openApiOptions, type OpenApiDocumentOptions } from './openapi.js';
 export { metricsPlugin, Counter, Gauge, type Metrics, type MetricsOptions, type Registry } from './metrics.js';
-export { idempotencyPlugin, idempotencyKeyParameter, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, STALE_CLAIM_SECONDS, type IdempotencyClaim, type IdempotencyKeyStore, type IdempotencyOptions, type RememberedAnswer } from './idempotency.js';
+export { idempotencyPlugin, idempotencyKeyParameter, IDEMPOTENCY_KEY_HEADER, REPLAYED_HEADER, STALE_CLAIM_SECONDS, type ClaimedWork, type IdempotencyClaim, type IdempotencyKeyStore, type IdempotencyOptions, type RememberedAnswer } from './idempotency.js';
 export { gunzipBody, isEncoded, type EncodedBody } from './content-encoding.js';

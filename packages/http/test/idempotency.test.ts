@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createIdempotencyStore, queryRows, sql } from '@repo/db';
+import { createIdempotencyStore, queryRows, sql, withTransaction } from '@repo/db';
 import { createTestDatabase, type TestDatabase } from '@repo/db/testing';
 import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -22,7 +22,8 @@ const DDL = `CREATE TABLE "idempotency_keys" (
 \t"status" integer,
 \t"content_type" text,
 \t"location" text,
-\t"body" text
+\t"body" text,
+\t"commits" integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX "idempotency_keys_expires_at" ON "idempotency_keys" USING btree ("expires_at");`;
@@ -76,6 +77,10 @@ beforeAll(async () => {
       if (name === 'invalid') throw AppError.validation({ name: ['Not a name we take'] });
       if (name === 'missing') throw AppError.notFound('Shelf');
       if (name === 'broken') throw new Error('boom');
+      if (name === 'committed, then broken') {
+        await withTransaction(handle.db, (tx) => tx.execute(sql`select 1`));
+        throw new Error('boom after the commit');
+      }
       return reply.status(201).header('location', `/things/${work}`).send({ data: { id: work, name } });
     },
   );
@@ -226,6 +231,18 @@ describe('Idempotency-Key', () => {
     expect(taken.headers['idempotent-replayed']).toBeUndefined();
     expect(json(await post('k-stale', { name: 'slow' }))).toEqual(json(taken));
     expect(work).toBe(2);
+  });
+
+  it('neither releases nor lets a stale takeover redo a claim whose work committed, answered or not', async () => {
+    const first = await post('k-committed', { name: 'committed, then broken' });
+    expect(first.statusCode).toBe(500);
+    const retry = await post('k-committed', { name: 'committed, then broken' });
+    expect(retry.statusCode).toBe(409);
+    expect(retry.headers['retry-after']).toBe('1');
+    expect(json(retry)).toMatchObject({ message: expect.stringContaining('was done') });
+    await handle.db.execute(sql`update idempotency_keys set claimed_at = now() - interval '90 seconds' where status is null`);
+    expect((await post('k-committed', { name: 'committed, then broken' })).statusCode).toBe(409);
+    expect(work).toBe(1);
   });
 
   it('forgets keys past their time to live: the work runs again, and the purge deletes them', async () => {

@@ -1,4 +1,4 @@
-import { executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
+import { claimedWrite, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, type Log, type NewLog } from '../../db/schema/index.js';
@@ -33,13 +33,14 @@ async function runInsert(db: DbTx, insert: SQL, withIds: boolean): Promise<Inser
 
 /**
  * Runs one insert per slice of JSON, all in one transaction when there is more than one: every
- * row of every slice is stored, or none. One slice needs no transaction, a statement being atomic.
+ * row of every slice is stored, or none. One slice needs no transaction, a statement being atomic,
+ * except as the work of an Idempotency-Key, whose claim it then marks (claimedWrite).
  */
 async function insertSlices(db: DbTx, slices: Iterator<string>, statement: (json: string) => SQL, withIds: boolean): Promise<Inserted> {
   const first = slices.next();
   if (first.done) return { count: 0, ids: withIds ? [] : undefined };
   const second = slices.next();
-  if (second.done) return runInsert(db, statement(first.value), withIds);
+  if (second.done) return claimedWrite(db, (tx) => runInsert(tx, statement(first.value), withIds));
   return withTransaction(db, async (tx) => {
     const total: Inserted = { count: 0, ids: withIds ? [] : undefined };
     for (let slice: IteratorResult<string> = first; !slice.done; slice = slice === first ? second : slices.next()) {

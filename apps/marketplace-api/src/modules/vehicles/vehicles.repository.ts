@@ -1,5 +1,5 @@
 import { and, count, desc, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
-import { pageWithTotal, preparedOnce, totalOfList } from '@repo/db';
+import { claimedWrite, pageWithTotal, preparedOnce, totalOfList } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import { vehicles, type Vehicle } from '../../db/schema/index.js';
 
@@ -45,8 +45,9 @@ export async function findOwnVehicle(db: DbTx, ownerId: number, id: number) {
   return row;
 }
 
+/** One statement; as the work of an Idempotency-Key, in a transaction that marks its claim (claimedWrite). */
 export async function insertVehicle(db: DbTx, values: typeof vehicles.$inferInsert): Promise<Vehicle> {
-  const [row] = await db.insert(vehicles).values(values).returning();
+  const [row] = await claimedWrite(db, (tx) => tx.insert(vehicles).values(values).returning());
   return row!;
 }
 

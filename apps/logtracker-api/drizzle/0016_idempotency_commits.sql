@@ -1,0 +1,1 @@
+ALTER TABLE "logtracker"."idempotency_keys" ADD COLUMN "commits" integer DEFAULT 0 NOT NULL;

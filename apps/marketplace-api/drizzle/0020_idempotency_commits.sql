@@ -1,0 +1,1 @@
+ALTER TABLE "marketplace"."idempotency_keys" ADD COLUMN "commits" integer DEFAULT 0 NOT NULL;
