@@ -17,12 +17,16 @@ async function messagesInOrder(projectId: number) {
   return (await server.logs(projectId)).map((log) => log.message).reverse();
 }
 
+// A hundred thousand lines once, on PGlite; on PostgreSQL a fifth of them, enough for the server's
+// own order (many batches, ids from a sequence) to be the one read.
+const PIPED = secondPass ? 20_000 : 100_000;
+
 describe('logtracker ship', () => {
-  it('delivers 100 000 piped lines exactly once, in the order they were read', { timeout: 60_000 }, async () => {
+  it(`delivers ${PIPED.toLocaleString('en')} piped lines exactly once, in the order they were read`, { timeout: 60_000 }, async () => {
     const { projectId, key } = await server.project();
-    const lines = numbered(100_000);
+    const lines = numbered(PIPED);
     const result = await cli(['ship', '--project', String(projectId)], { env: { LOGTRACKER_URL: server.url, LOGTRACKER_KEY: key }, input: `${lines.join('\n')}\n` });
-    expect(result.stderr).toMatch(/^logtracker: 100000 lines in 100 batches, [\d.]+ (KiB|MiB) sent, 0 retries, [\d.]+ s \(\d+ lines\/s\)\n$/);
+    expect(result.stderr).toMatch(new RegExp(`^logtracker: ${PIPED} lines in ${PIPED / 1000} batches, [\\d.]+ (KiB|MiB) sent, 0 retries, [\\d.]+ s \\(\\d+ lines/s\\)\\n$`));
     expect(result.code).toBe(0);
     expect(await messagesInOrder(projectId)).toEqual(lines);
   });
