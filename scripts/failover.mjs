@@ -18,7 +18,7 @@
 // to run as root: as root, the clusters run as the unprivileged `ci_postgres` (created if missing).
 // Not part of .ci/run: it takes about two minutes.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,7 +154,7 @@ function writer(id, send, answers, acknowledged, state) {
       const key = `w${id}-${seq}`;
       for (;;) {
         const sent = performance.now();
-        let status = 0;
+        let status;
         let retryAfter = false;
         try {
           const response = await send(key);
@@ -234,6 +234,15 @@ async function main() {
         runPg(pgctl, ['-D', join(dir, name), '-m', 'immediate', 'stop']);
       } catch {
         // not running
+      }
+    }
+    // A postmaster killed with its pg_autoctl can leave its background workers running (the
+    // monitor's health checks): every process still working in the directory goes too.
+    for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+      try {
+        if (readlinkSync(`/proc/${pid}/cwd`).startsWith(dir)) process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone, or not ours to read
       }
     }
     if (!process.env.FAILOVER_KEEP) rmSync(dir, { recursive: true, force: true });
