@@ -16,7 +16,25 @@ export default defineConfig({
     // other files, alone, so that no other file's work shows in the frames they time). Mining 100 000
     // logs is the miner's work, timed on the default database; its SQL runs on PostgreSQL in
     // analysis.test.ts.
-    ['test/openapi.test.ts', 'test/explorer.test.ts', 'test/analysis-scale.test.ts']),
+    ['test/openapi.test.ts', 'test/explorer.test.ts', 'test/analysis-scale.test.ts'],
+    // The files that run longest (on either database), started first.
+    [
+      'test/one-database.test.ts',
+      'test/retention.test.ts',
+      'test/migrate-cli.test.ts',
+      'test/analysis-scale.test.ts',
+      'test/storage.test.ts',
+      'test/logs.test.ts',
+      'test/route-suite.test.ts',
+      'test/faults.test.ts',
+      'test/tail.test.ts',
+      'test/openapi.test.ts',
+      'test/otlp-exporters.test.ts',
+      'test/ingest-keys.test.ts',
+      'test/lost-commit.test.ts',
+      'test/log-statistics.test.ts',
+      'test/alerts-delivery.test.ts',
+    ]),
     // What a poll waits for (a live tail's frame, an alert) arrives in milliseconds; on a loaded
     // machine (two suites at once on two cores) 1 s, vitest's default, was seen to fall short.
     expect: { poll: { timeout: 5000 } },

@@ -18,7 +18,24 @@ export default defineConfig({
       'test/migrate-cli.test.ts',
     ],
     // The OpenAPI document and the client generated from it are the same on either database.
-    ['test/openapi.test.ts']),
+    ['test/openapi.test.ts'],
+    // The files that run longest (on either database), started first.
+    [
+      'test/route-suite.test.ts',
+      'test/migrate-cli.test.ts',
+      'test/lifecycle-timers.test.ts',
+      'test/payments-storm.test.ts',
+      'test/payments-faults.test.ts',
+      'test/faults.test.ts',
+      'test/realtime.test.ts',
+      'test/own-schema.test.ts',
+      'test/payments.test.ts',
+      'test/password-reset.test.ts',
+      'test/admin-stats.test.ts',
+      'test/metrics.test.ts',
+      'test/seed.test.ts',
+      'test/openapi.test.ts',
+    ]),
     // What a poll waits for (a flush, a pool going idle, a socket closing) arrives in milliseconds;
     // on a loaded machine 1 s, vitest's default, can fall short.
     expect: { poll: { timeout: 5000 } },

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { withoutTestDatabase } from './src/testing-files.js';
+import { slowFirst, withoutTestDatabase } from './src/testing-files.js';
 
 export default defineConfig({
   test: {
@@ -22,6 +22,20 @@ export default defineConfig({
         'test/migrate-cli.test.ts',
       ]),
     ],
+    // The files that run longest, started first (vitest, with no durations, starts the largest).
+    sequence: {
+      sequencer: slowFirst([
+        'test/migrate-cli.test.ts',
+        'test/pglite.test.ts',
+        'test/testing-snapshot.test.ts',
+        'test/testing.test.ts',
+        'test/faults.test.ts',
+        'test/counters.test.ts',
+        'test/database.test.ts',
+        'test/fanout.test.ts',
+        'test/failover.test.ts',
+      ]),
+    },
     // What a poll waits for (a flush, a pool going idle, a socket closing) arrives in milliseconds;
     // on a loaded machine 1 s, vitest's default, can fall short.
     expect: { poll: { timeout: 5000 } },

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'nod
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BaseSequencer, type TestSequencer, type TestSpecification, type Vitest } from 'vitest/node';
 
 /**
  * What marks a test file as one that runs against the test database: the apps' test helpers, the
@@ -47,8 +48,10 @@ export function appTestOptions(
   defaultExclude: readonly string[],
   withoutDatabase: readonly string[],
   sameOnEither: readonly string[] = [],
+  slowest: readonly string[] = [],
 ) {
   return {
+    sequence: { sequencer: slowFirst(slowest) },
     include: ['test/**/*.test.ts'],
     exclude: [...defaultExclude, ...withoutTestDatabase(fileURLToPath(root), withoutDatabase), ...(secondPass ? sameOnEither : [])],
     testTimeout: 30_000,
@@ -108,4 +111,26 @@ export async function builtCli(appDir: string, name: string): Promise<string> {
   const now = new Date();
   utimesSync(cli, now, now);
   return cli;
+}
+
+/**
+ * A vitest sequencer that starts the files of `slowest` first, in that order, then the others as
+ * vitest orders them. On a clean checkout vitest has no durations and starts the largest files
+ * first: a short file that runs long (one that calls a shared suite, or spawns CLIs) then starts
+ * last, and the run ends on one busy worker while the others wait.
+ */
+export function slowFirst(slowest: readonly string[]): new (ctx: Vitest) => TestSequencer {
+  return class SlowFirst extends BaseSequencer {
+    override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+      const ordered = await super.sort(files);
+      const rank = (spec: TestSpecification) => {
+        const at = slowest.findIndex((file) => spec.moduleId.endsWith(file));
+        return at === -1 ? slowest.length : at;
+      };
+      return ordered
+        .map((spec, index) => ({ spec, index, rank: rank(spec) }))
+        .sort((a, b) => a.rank - b.rank || a.index - b.index)
+        .map(({ spec }) => spec);
+    }
+  };
 }

@@ -16,9 +16,10 @@ import { useView } from '../view/use-view';
 import type { ViewState } from '../view/view.state';
 import { useKeyboard } from './use-keyboard';
 
-function useProjects() {
+function useProjects(enabled: boolean) {
   const [projects, setProjects] = useState<Project[] | null>(null);
   useEffect(() => {
+    if (!enabled) return;
     const abort = new AbortController();
     listProjects(abort.signal)
       .then(setProjects)
@@ -26,8 +27,28 @@ function useProjects() {
         if (!isAbort(error)) setProjects([]);
       });
     return () => abort.abort();
-  }, []);
+  }, [enabled]);
   return projects;
+}
+
+/** How long the page's other requests wait at most for the first page of logs. */
+const FIRST_PAGE_HEAD_START_MS = 400;
+
+/**
+ * True once `done` has been true, or after `timeoutMs`, and from then on. The first page of logs
+ * is what a reader waits for: the histogram, the patterns and the project list are asked for once
+ * it has arrived, so that on a busy server (or a machine of two cores shared with the database)
+ * their queries do not run beside it.
+ */
+function useSettled(done: boolean, timeoutMs: number): boolean {
+  const [settled, setSettled] = useState(false);
+  useEffect(() => {
+    if (settled) return;
+    if (done) return setSettled(true);
+    const timer = setTimeout(() => setSettled(true), timeoutMs);
+    return () => clearTimeout(timer);
+  }, [done, settled, timeoutMs]);
+  return settled || done;
 }
 
 /** Whether a line from the tail belongs to the view (the tail filters by level, source and search only). */
@@ -39,10 +60,12 @@ function belongs(view: ViewState, log: Log): boolean {
 /** The signed-in page: projects and patterns, the filters, the histogram, the list and the detail. */
 export function Explorer({ user, onSignOut }: { user: User | null; onSignOut: () => void }) {
   const [view, update] = useView();
-  const projects = useProjects();
   const store = useLogs(view);
-  const stats = useStats(view);
-  const insights = useInsights(view.project);
+  const listed = useSettled(store.pages > 0 || store.error !== null, FIRST_PAGE_HEAD_START_MS);
+  // Without a project in the URL the list waits for the projects: they are asked for at once.
+  const projects = useProjects(listed || !view.project);
+  const stats = useStats(view, listed);
+  const insights = useInsights(view.project, listed);
   const [tailOn, setTailOn] = useState(false);
   const [selectedId, setSelectedId] = useState<number | null>(view.log);
   const [reveal, setReveal] = useState({ index: -1, seq: 0 });

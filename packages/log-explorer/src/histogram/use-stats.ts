@@ -13,13 +13,16 @@ interface StatsView {
   message: string | null;
 }
 
-/** The histogram's counts for the view's range (from the stats route), with the span to draw. */
-export function useStats(view: ViewState): StatsView {
+/**
+ * The histogram's counts for the view's range (from the stats route), with the span to draw; asked
+ * for once `enabled` (see useSettled).
+ */
+export function useStats(view: ViewState, enabled = true): StatsView {
   const [result, setResult] = useState<StatsView>({ stats: null, span: { from: 0, to: 0 }, message: null });
   const { project, range, from: customFrom, to: customTo } = view;
 
   useEffect(() => {
-    if (!project) return;
+    if (!project || !enabled) return;
     const now = Date.now();
     const { from, to } = resolveRange(view, now);
     const end = to || new Date(now).toISOString();
@@ -45,7 +48,7 @@ export function useStats(view: ViewState): StatsView {
       });
     return () => abort.abort();
     // The range and the project decide the counts; the other filters do not reach the stats route.
-  }, [project, range, customFrom, customTo]);
+  }, [project, range, customFrom, customTo, enabled]);
 
   return result;
 }
