@@ -7,18 +7,21 @@ import type * as ChartModule from './histogram.chart';
 type Chart = typeof ChartModule;
 
 /**
- * The chart's code (uPlot, half the page's script) is a file of its own, fetched once the page is
- * up: the list's first page is not held back by a chart drawn a moment later.
+ * The chart's code (uPlot, half the page's script) is a file of its own, fetched and run once there
+ * is something to draw (the counts, asked for after the list's first page): evaluating it and
+ * laying the chart out took the page's main thread for tens of milliseconds, just as the first
+ * page's answer arrived.
  */
-function useChartModule(): Chart | null {
+function useChartModule(wanted: boolean): Chart | null {
   const [chart, setChart] = useState<Chart | null>(null);
   useEffect(() => {
+    if (!wanted || chart) return;
     let live = true;
     void import('./histogram.chart').then((module) => live && setChart(module));
     return () => {
       live = false;
     };
-  }, []);
+  }, [wanted, chart]);
   return chart;
 }
 
@@ -36,7 +39,7 @@ export function Histogram({ stats, span, message, onSelect }: Props) {
   const plot = useRef<uPlot | null>(null);
   const select = useRef(onSelect);
   select.current = onSelect;
-  const module = useChartModule();
+  const module = useChartModule(stats !== null || message !== null);
 
   useEffect(() => {
     const el = host.current;
