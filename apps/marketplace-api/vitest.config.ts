@@ -17,8 +17,55 @@ export default defineConfig({
       'test/vin.test.ts',
       'test/migrate-cli.test.ts',
     ],
-    // The OpenAPI document and the client generated from it are the same on either database.
-    ['test/openapi.test.ts'],
+    // Run once, on PGlite: files whose answer does not depend on the database server. The OpenAPI
+    // document and the client generated from it; and the routes' rules over plain reads and writes
+    // (accounts, profiles, documents, reviews, conversations, the back office's lists...): what they
+    // test is validation, access and the answers' shapes. Their SQL still runs on PostgreSQL in the
+    // second pass, through spec-routes (every route), the route suites and the journey. What does
+    // depend on the server stays in both passes: transactions and locks (payments, the ledger,
+    // offers, appointments, timers), connections cut or several instances, LISTEN/NOTIFY, the
+    // extensions' searches (catalogue, prestataires near a place), statistics, migrations and seeds.
+    [
+      'test/openapi.test.ts',
+      'test/account.test.ts',
+      'test/activity-log.test.ts',
+      'test/admin-lifecycle.test.ts',
+      'test/admin-prestataires.test.ts',
+      'test/admin-reviews.test.ts',
+      'test/admin-services.test.ts',
+      'test/admin-users.test.ts',
+      'test/admins.test.ts',
+      'test/ai.test.ts',
+      'test/auth.test.ts',
+      'test/availability.test.ts',
+      'test/body-depth.test.ts',
+      'test/compliance.test.ts',
+      'test/content.test.ts',
+      'test/conversations.test.ts',
+      'test/documents.test.ts',
+      'test/email-change.test.ts',
+      'test/email-verification.test.ts',
+      'test/gallery.test.ts',
+      'test/kyc.test.ts',
+      'test/labor.test.ts',
+      'test/password-reset.test.ts',
+      'test/prestataire-dashboard.test.ts',
+      'test/prestataire-profile.test.ts',
+      'test/prestataire-requests.test.ts',
+      'test/prestataire-services.test.ts',
+      'test/push.test.ts',
+      'test/repairdata-http.test.ts',
+      'test/repairdata-routes.test.ts',
+      'test/reviews.test.ts',
+      'test/route-table.test.ts',
+      'test/schedule.test.ts',
+      'test/settings.test.ts',
+      'test/social-auth.test.ts',
+      'test/tariff-grids.test.ts',
+      'test/uploads-malformed.test.ts',
+      'test/vehicle-lookup.test.ts',
+      'test/vehicles.test.ts',
+    ],
     // The files that run longest (on either database), started first.
     [
       'test/route-suite.test.ts',

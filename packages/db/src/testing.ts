@@ -60,7 +60,12 @@ export async function createTestDatabase<S extends Record<string, unknown>>(
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(template ? `create database "${name}" template "${template}"` : `create database "${name}"`);
+    // From PostgreSQL 15 a copy is written to the WAL block by block unless told otherwise; copied as
+    // files it costs a third less (about 170 ms against 280 ms for the marketplace's template here,
+    // on a server that does not fsync, as the tests' is).
+    const [version] = await admin<{ n: number }[]>`select current_setting('server_version_num')::int as n`;
+    const strategy = (version?.n ?? 0) >= 150000 ? ' strategy file_copy' : '';
+    await admin.unsafe(template ? `create database "${name}" template "${template}"${strategy}` : `create database "${name}"`);
   } finally {
     await admin.end({ timeout: 5 });
   }
