@@ -129,11 +129,12 @@ export async function typeCheck(options: { tsconfig: string; files: string[]; di
       files: options.files.map((file) => path.resolve(file)),
     }),
   );
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  // tsgo, TypeScript's native compiler (the repository's `typecheck`): a few times faster than tsc.
+  const tsgo = path.join(path.dirname(createRequire(import.meta.url).resolve('@typescript/native-preview/package.json')), 'bin', 'tsgo');
   try {
     await new Promise<void>((resolve, reject) => {
-      execFile(process.execPath, [tsc, '-p', project], { timeout: options.timeoutMs ?? 120_000 }, (error, stdout, stderr) => {
-        if (error) reject(new Error(`tsc failed (${error.killed ? 'timed out' : `exit ${error.code}`}):\n${stdout}${stderr}`));
+      execFile(process.execPath, [tsgo, '-p', project], { timeout: options.timeoutMs ?? 120_000 }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`tsgo failed (${error.killed ? 'timed out' : `exit ${error.code}`}):\n${stdout}${stderr}`));
         else resolve();
       });
     });
