@@ -9,11 +9,13 @@ import { buildTestApp, createProject, createUser, type TestApp, type TestUser } 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * What the relay does to the next transaction's end:
- * - `answer-lost`: the server commits, and its answer to COMMIT never reaches the app (the
- *   connection is reset as that answer passes), as when the primary is lost just then;
- * - `never-committed`: the app's COMMIT never reaches the server (the connection is reset as it
- *   is sent), so the server rolls the transaction back.
+ * What the relay does to the next write's end (a batch of one slice is one statement, counted on
+ * the key's row in a WITH in front of it; a larger one is a transaction):
+ * - `answer-lost`: the server commits, and its answer (to the two-row insert, or to COMMIT) never
+ *   reaches the app: the connection is reset as that answer passes, as when the primary is lost
+ *   just then;
+ * - `never-committed`: the statement, or the COMMIT, never reaches the server (the connection is
+ *   reset as it is sent), so nothing is stored.
  */
 type Cut = 'answer-lost' | 'never-committed';
 
@@ -47,12 +49,12 @@ async function startCommitCutter(serverUrl: string) {
     upstream.on('error', drop).on('close', drop);
     client.on('data', (chunk: Buffer) => {
       // The statement's text travels once per connection (then it is prepared): a fresh pool.
-      if (armed === 'never-committed' && /(^|\0)commit\0/i.test(chunk.toString('latin1'))) return cut(client, upstream, armed);
+      if (armed === 'never-committed' && /(^|\0)commit\0|with claimed as/i.test(chunk.toString('latin1'))) return cut(client, upstream, armed);
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
-      // CommandComplete of a COMMIT: the transaction is committed on the server.
-      if (armed === 'answer-lost' && chunk.includes('COMMIT\0')) return cut(client, upstream, armed);
+      // CommandComplete of a COMMIT, or of the two-row batch's statement: it is committed on the server.
+      if (armed === 'answer-lost' && (chunk.includes('COMMIT\0') || chunk.includes('INSERT 0 2\0'))) return cut(client, upstream, armed);
       client.write(chunk);
     });
   });
@@ -156,6 +158,25 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a batch whose commit answer is 
     expect(retry.statusCode, retry.body).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(await stored('committed while away')).toBe(2);
+  });
+
+  it('settles a batch of several slices (a transaction) whose COMMIT answer is lost: acknowledged and replayed, stored once', async () => {
+    await startApp();
+    relay.cuts.length = 0;
+    relay.arm('answer-lost');
+    // Over 512 KiB of JSON: two slices, stored in one transaction.
+    const pad = 'x'.repeat(1000);
+    const logs = Array.from({ length: 600 }, (_, i) => ({ level: 'info', message: `sliced ${i} ${pad}` }));
+    const send = () =>
+      app!.inject({ method: 'POST', url: `/api/projects/${projectId}/logs/batch`, headers: { ...owner.headers, 'idempotency-key': 'sliced-1' }, payload: { logs } });
+    const first = await send();
+    expect(relay.cuts).toEqual(['answer-lost']);
+    expect(first.statusCode, first.body).toBe(201);
+    const retry = await send();
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    const [row] = await queryRows<{ n: number }>(t.database.db, sql`select count(*)::int as n from logs where project_id = ${projectId} and message like 'sliced %'`);
+    expect(row?.n).toBe(600);
   });
 
   it('refuses a batch whose commit never reached the server, and the retry stores it once', async () => {

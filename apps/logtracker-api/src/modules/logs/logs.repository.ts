@@ -1,4 +1,4 @@
-import { claimedWrite, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
+import { claimedStatement, claimedWrite, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, type Log, type NewLog } from '../../db/schema/index.js';
@@ -33,14 +33,36 @@ async function runInsert(db: DbTx, insert: SQL, withIds: boolean): Promise<Inser
 
 /**
  * Runs one insert per slice of JSON, all in one transaction when there is more than one: every
- * row of every slice is stored, or none. One slice needs no transaction, a statement being atomic,
- * except as the work of an Idempotency-Key, whose claim it then marks (claimedWrite).
+ * row of every slice is stored, or none. One slice needs no transaction, a statement being atomic.
+ * As the work of an Idempotency-Key, one slice counts its commit on the key's row in the same
+ * statement (claimedStatement, a `WITH` in front of the insert; only while the project is there, as
+ * the insert itself): its answer lost, the batch is taken for stored whole (`expected` rows: every
+ * row or none) and the key's row tells whether it was. Read back with its ids (a live tail), it
+ * runs in a transaction that counts it instead (claimedWrite).
  */
-async function insertSlices(db: DbTx, slices: Iterator<string>, statement: (json: string) => SQL, withIds: boolean): Promise<Inserted> {
+async function insertSlices(
+  db: DbTx,
+  projectId: number,
+  expected: number,
+  slices: Iterator<string>,
+  statement: (json: string) => SQL,
+  withIds: boolean,
+): Promise<Inserted> {
   const first = slices.next();
   if (first.done) return { count: 0, ids: withIds ? [] : undefined };
   const second = slices.next();
-  if (second.done) return claimedWrite(db, (tx) => runInsert(tx, statement(first.value), withIds));
+  if (second.done) {
+    if (withIds) return claimedWrite(db, (tx) => runInsert(tx, statement(first.value), true));
+    return claimedStatement(
+      db,
+      (mark) => {
+        const insert = statement(first.value);
+        const counted = mark ? sql`with claimed as (${mark(sql`exists (select 1 from projects where id = ${projectId})`)}) ${insert}` : insert;
+        return runInsert(db, counted, false);
+      },
+      () => ({ count: expected }),
+    );
+  }
   return withTransaction(db, async (tx) => {
     const total: Inserted = { count: 0, ids: withIds ? [] : undefined };
     for (let slice: IteratorResult<string> = first; !slice.done; slice = slice === first ? second : slices.next()) {
@@ -86,6 +108,8 @@ function* jsonSlices(rows: NewLog[]): Generator<string> {
 export function insertLogs(db: DbTx, projectId: number, rows: NewLog[], withIds: boolean): Promise<Inserted> {
   return insertSlices(
     db,
+    projectId,
+    rows.length,
     jsonSlices(rows),
     (json) => sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
         select project.id, level, message, context, source, "timestamp", received_at
@@ -112,6 +136,8 @@ export function insertLogsJson(db: DbTx, projectId: number, batch: BatchText, re
   })();
   return insertSlices(
     db,
+    projectId,
+    batch.count,
     texts,
     (json) => sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
         select project.id, level, message, context, source,
