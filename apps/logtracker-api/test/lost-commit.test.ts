@@ -1,6 +1,6 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createDatabase, queryRows, sql, type DatabaseHandle } from '@repo/db';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { migrationsFolder, schema, type Schema } from '../src/db/index.js';
@@ -123,15 +123,21 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a batch whose commit answer is 
   const stored = async (message: string) =>
     (await queryRows<{ n: number }>(t.database.db, sql`select count(*)::int as n from logs where project_id = ${projectId} and message = ${message}`))[0]?.n;
 
-  it('acknowledges a commit that happened once the database says so, and replays it to a retry', async () => {
-    await startApp();
+  /** A write whose answer the relay cuts: acknowledged all the same, then replayed to its retry. */
+  async function expectAcknowledgedThenReplayed(post: () => Promise<LightMyRequestResponse>) {
+    relay.cuts.length = 0;
     relay.arm('answer-lost');
-    const first = await send('lost-answer-1', 'committed, answer lost');
+    const first = await post();
     expect(relay.cuts).toEqual(['answer-lost']);
     expect(first.statusCode, first.body).toBe(201);
-    const retry = await send('lost-answer-1', 'committed, answer lost');
+    const retry = await post();
     expect(retry.statusCode).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBe('true');
+  }
+
+  it('acknowledges a commit that happened once the database says so, and replays it to a retry', async () => {
+    await startApp();
+    await expectAcknowledgedThenReplayed(() => send('lost-answer-1', 'committed, answer lost'));
     expect(await stored('committed, answer lost')).toBe(2);
   });
 
@@ -162,19 +168,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a batch whose commit answer is 
 
   it('settles a batch of several slices (a transaction) whose COMMIT answer is lost: acknowledged and replayed, stored once', async () => {
     await startApp();
-    relay.cuts.length = 0;
-    relay.arm('answer-lost');
     // Over 512 KiB of JSON: two slices, stored in one transaction.
     const pad = 'x'.repeat(1000);
     const logs = Array.from({ length: 600 }, (_, i) => ({ level: 'info', message: `sliced ${i} ${pad}` }));
-    const send = () =>
-      app!.inject({ method: 'POST', url: `/api/projects/${projectId}/logs/batch`, headers: { ...owner.headers, 'idempotency-key': 'sliced-1' }, payload: { logs } });
-    const first = await send();
-    expect(relay.cuts).toEqual(['answer-lost']);
-    expect(first.statusCode, first.body).toBe(201);
-    const retry = await send();
-    expect(retry.statusCode).toBe(201);
-    expect(retry.headers['idempotent-replayed']).toBe('true');
+    await expectAcknowledgedThenReplayed(() =>
+      app!.inject({ method: 'POST', url: `/api/projects/${projectId}/logs/batch`, headers: { ...owner.headers, 'idempotency-key': 'sliced-1' }, payload: { logs } }),
+    );
     const [row] = await queryRows<{ n: number }>(t.database.db, sql`select count(*)::int as n from logs where project_id = ${projectId} and message like 'sliced %'`);
     expect(row?.n).toBe(600);
   });

@@ -17,9 +17,20 @@ export interface ClaimedWork {
   commits: number;
   /** A commit was sent and its answer lost: it may or may not have happened. */
   uncertain: boolean;
+  /**
+   * Set once the request's answer is being settled: work its handler left running (an event
+   * handled after the answer, a job it started) inherits the context but is no longer the claim's.
+   */
+  settled?: boolean;
 }
 
 const claimed = new AsyncLocalStorage<ClaimedWork>();
+
+/** The claim whose work is running here, if its answer is not settled yet. */
+function openWork(): ClaimedWork | undefined {
+  const work = claimed.getStore();
+  return work && !work.settled ? work : undefined;
+}
 
 /** Runs `fn` (a route's handler) as a claim's work: the transactions it opens mark the claim. */
 export function runClaimedWork<T>(work: ClaimedWork, fn: () => T): T {
@@ -42,7 +53,7 @@ export async function withTransaction<S extends Record<string, unknown>, T>(
   fn: (tx: DbOrTx<S>) => Promise<T>,
 ): Promise<T> {
   if (isTransaction(db)) return fn(db);
-  const work = claimed.getStore();
+  const work = openWork();
   if (!work) return (db as Database<S>).transaction((tx) => fn(tx as Transaction<S>));
   let committing = false;
   let value: T | undefined;
@@ -68,7 +79,7 @@ export async function withTransaction<S extends Record<string, unknown>, T>(
  * a statement being atomic on its own.
  */
 export function claimedWrite<S extends Record<string, unknown>, T>(db: DbOrTx<S>, fn: (tx: DbOrTx<S>) => Promise<T>): Promise<T> {
-  return !isTransaction(db) && claimed.getStore() ? withTransaction(db, fn) : fn(db);
+  return !isTransaction(db) && openWork() ? withTransaction(db, fn) : fn(db);
 }
 
 /** The clause that counts a commit on the claim's row, with an optional condition of its own. */
@@ -87,7 +98,7 @@ export async function claimedStatement<S extends Record<string, unknown>, T>(
   statement: (mark: ClaimMark | undefined) => Promise<T>,
   lost: () => T,
 ): Promise<T> {
-  const work = claimed.getStore();
+  const work = openWork();
   if (!work || isTransaction(db)) return statement(undefined);
   const mark: ClaimMark = (condition) =>
     sql`update idempotency_keys set commits = commits + 1 where id = ${work.id} and owner = ${work.owner}${condition ? sql` and ${condition}` : sql``}`;

@@ -45,6 +45,7 @@ export interface ClaimedWork {
   owner: string;
   commits: number;
   uncertain: boolean;
+  settled?: boolean;
 }
 
 /** Where keys live: every instance of the app must see the same ones (@repo/db `createIdempotencyStore`). */
@@ -313,6 +314,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const claim = claims.get(request);
       if (!claim) return done(null, payload);
       claims.delete(request);
+      // What the handler left running from here on is not the claim's work (ClaimedWork.settled).
+      claim.settled = true;
       settle(request, reply, payload, claim).then(
         () => done(null, payload),
         (error: Error) => done(error),

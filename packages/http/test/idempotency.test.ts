@@ -41,6 +41,8 @@ let handle: TestDatabase<Record<string, never>>;
 let app: AppInstance;
 /** How many times each route's work ran. */
 let work = 0;
+/** What the `answered, then more work` request left running after its answer. */
+let background: Promise<unknown> | undefined;
 /** Holds the `slow` requests' work until released. */
 let gate: { promise: Promise<void>; open: () => void };
 
@@ -77,6 +79,10 @@ beforeAll(async () => {
       if (name === 'invalid') throw AppError.validation({ name: ['Not a name we take'] });
       if (name === 'missing') throw AppError.notFound('Shelf');
       if (name === 'broken') throw new Error('boom');
+      if (name === 'answered, then more work') {
+        // Work the handler leaves running after its answer (an event handled later, a job).
+        background = new Promise((resolve) => setTimeout(resolve, 20)).then(() => withTransaction(handle.db, (tx) => tx.execute(sql`select 1`)));
+      }
       if (name === 'committed, then broken') {
         await withTransaction(handle.db, (tx) => tx.execute(sql`select 1`));
         throw new Error('boom after the commit');
@@ -243,6 +249,14 @@ describe('Idempotency-Key', () => {
     await handle.db.execute(sql`update idempotency_keys set claimed_at = now() - interval '90 seconds' where status is null`);
     expect((await post('k-committed', { name: 'committed, then broken' })).statusCode).toBe(409);
     expect(work).toBe(1);
+  });
+
+  it('counts on the claim only the work done before its answer, not what the handler left running after', async () => {
+    const first = await post('k-after', { name: 'answered, then more work' });
+    expect(first.statusCode).toBe(201);
+    await background;
+    const [row] = await queryRows<{ commits: number }>(handle.db, sql`select commits from idempotency_keys where status = 201 and body like '%answered, then more work%'`);
+    expect(row?.commits).toBe(0);
   });
 
   it('forgets keys past their time to live: the work runs again, and the purge deletes them', async () => {
