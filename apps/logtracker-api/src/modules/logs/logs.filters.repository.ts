@@ -22,6 +22,15 @@ export interface LogFilters {
    * project on the rows (logs.indexed.repository).
    */
   wideProject?: boolean;
+  /**
+   * The list is a slice of a search (logs.indexed.repository): its text is given to the planner
+   * as a sub-select, which it cannot read, so that it takes the default share of a pattern (0.5 %)
+   * and and-s the trigram index with the time index over the slice. With the text itself it
+   * estimates any word missing from its sample at its floor (0.01 % of the rows), and then checks
+   * the time of every match of the whole day on its row: 4 866 rows for a word in 0.12 % of a
+   * 4-million-log day (11 ms), where the slice's 66 cost 4 ms with the time index.
+   */
+  slice?: boolean;
 }
 
 /** The condition of a filtered list of one project's logs. */
@@ -37,7 +46,11 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,
     filters.before ? lt(logs.timestamp, filters.before) : undefined,
-    filters.search ? ilike(logs.message, likePattern(filters.search)) : undefined,
+    filters.search
+      ? filters.slice
+        ? sql`${logs.message} ilike (select ${likePattern(filters.search)}::text)`
+        : ilike(logs.message, likePattern(filters.search))
+      : undefined,
     filters.patternId
       ? sql`exists (select 1 from ${logPatterns} lp
                      where lp.project_id = ${projectId} and lp.timestamp = ${logs.timestamp} and lp.log_id = ${logs.id}
