@@ -10,7 +10,9 @@
 // sample of the last third not above the lowest of the first third by more than the margin, for the
 // heap used and for RSS alike; and not one non-2xx answer or request error. The lowest, not the mean:
 // heap used swings with the collector's sawtooth (100 MiB between two samples), and what a leak
-// raises is the floor the heap comes back to after each collection.
+// raises is the floor the heap comes back to after each collection. Steady (a verdict for every
+// app, required by the log tracker's, whose soak grows its project): the last whole minute's
+// throughput and p99 within a fifth of the first's.
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { positiveInt } from './bench-lib.mjs';
@@ -94,14 +96,14 @@ function thirds(samples, seconds, field) {
  * The soak of one app started by a bench (`{ base, pid }`), its /metrics read with `metricsToken`:
  * runs it, prints the table per minute under `title` and logs each figure; answers runSoak's result.
  */
-export async function soakApp({ app, metricsToken, title, cases, flows, log, printTable }) {
-  const soak = await runSoak({ base: app.base, pid: app.pid, metrics: { url: `${app.base}/metrics`, token: metricsToken }, settings: soakSettings(), cases, flows });
+export async function soakApp({ app, metricsToken, title, cases, flows, log, printTable, requireSteady = false }) {
+  const soak = await runSoak({ base: app.base, pid: app.pid, metrics: { url: `${app.base}/metrics`, token: metricsToken }, settings: soakSettings(), cases, flows, requireSteady });
   printSoakMinutes(printTable, title, soak);
   for (const row of soak.rows) log(`  ${row[0]}: ${row[1]} [${row[3]}]`);
   return soak;
 }
 
-export async function runSoak({ base, pid, metrics, settings, cases, flows = [] }) {
+export async function runSoak({ base, pid, metrics, settings, cases, flows = [], requireSteady = false }) {
   const { seconds, rate, connections, flowRate } = settings;
   const started = performance.now();
   const minuteOf = () => Math.floor((performance.now() - started) / MINUTE_MS);
@@ -233,6 +235,8 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [] 
 
   const rows = [];
   const table = [];
+  /** Each whole minute's throughput and p99, for the steadiness verdict. */
+  const whole = [];
   for (let m = 0; m < minutes.length; m++) {
     const entry = minute(m);
     const span = Math.min(60, seconds - m * 60);
@@ -245,6 +249,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [] 
       const values = inMinute.map((x) => x[field]).filter(Number.isFinite);
       return values.length === 0 ? 'n/a' : `${mib(Math.min(...values))} – ${mib(Math.max(...values))}`;
     };
+    if (span === 60) whole.push({ minute: m + 1, rps: entry.requests / span, p99: percentile(sorted, 0.99) });
     table.push([
       `${m + 1}`,
       `${Math.round(entry.requests / span)}`,
@@ -287,7 +292,25 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [] 
   const failureList = [...failures].map(([what, n]) => `${n}× ${what}`).join('; ');
   rows.push(['soak: non-2xx answers and request errors', failed === 0 ? '0' : `${failed}: ${failureList}`, '0', failed === 0 ? 'pass' : 'FAIL']);
 
-  const ok = (heap?.stable ?? true) && Boolean(rss?.stable) && failed === 0;
+  // Steady: the last whole minute's throughput and p99 within a fifth of the first's, while the
+  // load's own ingest grows the project.
+  const [firstMinute, lastMinute] = [whole[0], whole.at(-1)];
+  const steady =
+    firstMinute && lastMinute && lastMinute !== firstMinute
+      ? { rps: lastMinute.rps / firstMinute.rps, p99: lastMinute.p99 / firstMinute.p99 }
+      : undefined;
+  const steadyOk = steady ? steady.rps >= 0.8 && steady.rps <= 1.2 && steady.p99 <= 1.2 : false;
+  rows.push([
+    'soak: the last whole minute against the first (throughput, p99)',
+    steady
+      ? `minute ${lastMinute.minute} / minute ${firstMinute.minute}: ${Math.round(lastMinute.rps)} / ${Math.round(firstMinute.rps)} req/s = ${steady.rps.toFixed(2)}×, ` +
+        `p99 ${lastMinute.p99.toFixed(1)} / ${firstMinute.p99.toFixed(1)} ms = ${steady.p99.toFixed(2)}×`
+      : 'n/a: fewer than two whole minutes',
+    'within 20 %',
+    steady ? (steadyOk ? 'pass' : 'FAIL') : '—',
+  ]);
+
+  const ok = (heap?.stable ?? true) && Boolean(rss?.stable) && failed === 0 && (!requireSteady || steadyOk);
   return { rows, table, cases: perCase, ok, samples };
 }
 

@@ -6,7 +6,7 @@ import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
 import { indexedPage, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
-import { isWideProject } from '../src/modules/logs/logs.counts.repository.js';
+import { isWideProject, keptEstimate } from '../src/modules/logs/logs.counts.repository.js';
 import { where } from '../src/modules/logs/logs.filters.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
@@ -494,6 +494,15 @@ describe('search over many logs', () => {
     expect(messages(first.data)).toEqual(wanted.slice(0, 50));
     expect((await walk(sliced, 'deadlock', 50)).messages).toEqual(wanted);
   }, 120_000);
+
+  it('keeps the estimate of a list without a search for a few seconds, by its key', async () => {
+    const db = t.database.db;
+    const kept = keptEstimate(db, 'estimate-key', eq(logs.projectId, mine));
+    // The same key within the delay: the estimate kept, whatever the condition (the key names it).
+    expect(keptEstimate(db, 'estimate-key', eq(logs.projectId, -1))).toBe(kept);
+    expect(keptEstimate(db, 'another-key', eq(logs.projectId, mine))).not.toBe(kept);
+    expect((await kept).rows).toBeGreaterThan(0);
+  });
 
   it('combines a search shorter than a trigram with a level', async () => {
     const response = await list(mine, 'search=ms&level=info&per_page=500');

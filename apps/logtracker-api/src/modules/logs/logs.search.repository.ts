@@ -1,7 +1,7 @@
 import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
-import { countLogs, estimate, EXACT_COUNT_LIMIT, isWideProject, rollupCount, type Estimate } from './logs.counts.repository.js';
+import { countLogs, estimate, EXACT_COUNT_LIMIT, isWideProject, keptEstimate, rollupCount, type Estimate } from './logs.counts.repository.js';
 import { likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, slicedPage, worthSlicing } from './logs.indexed.repository.js';
 
@@ -86,7 +86,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     const ownDay = !filters.after && day.from.getTime() === filters.from?.getTime() && day.to?.getTime() === filters.to?.getTime();
     const [all, recent, recentMatching] = await Promise.all([
       unsearched,
-      ownDay ? unsearched : estimate(db, where(projectId, { ...others, ...day, after: undefined })),
+      ownDay ? unsearched : keptEstimate(db, dayKey(projectId, others, day), where(projectId, { ...others, ...day, after: undefined })),
       ownDay ? plan() : estimate(db, where(projectId, { ...filters, ...day, after: undefined })),
     ]);
     if (all.exact && !filters.after && all.rows <= SEARCH_WALK_ROWS.min) {
@@ -135,6 +135,15 @@ function recentDay(filters: LogFilters): { from: Date; to?: Date } {
   const end = bounds.length > 0 ? Math.min(...bounds) : undefined;
   const start = Math.max((end ?? Date.now()) - 86_400_000, filters.from?.getTime() ?? -Infinity);
   return { from: new Date(start), ...(end === undefined ? {} : { to: new Date(end) }) };
+}
+
+/**
+ * The key of the estimate of a day of a list without its search (keptEstimate): the project, the
+ * filters the condition holds, and the day's bounds to the minute.
+ */
+function dayKey(projectId: number, filters: LogFilters, day: { from: Date; to?: Date }): string {
+  const minute = (d?: Date) => (d ? Math.floor(d.getTime() / 60_000) : null);
+  return JSON.stringify([projectId, filters.level, filters.source, filters.patternId, filters.before?.getTime(), minute(day.from), minute(day.to)]);
 }
 
 /** A page read from the newest logs, and the share of them that matched. */
