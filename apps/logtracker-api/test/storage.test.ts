@@ -6,7 +6,7 @@ import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
 import { indexedPage, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
-import { isWideProject, keptEstimate } from '../src/modules/logs/logs.counts.repository.js';
+import { isWideProject, keptEstimate, searchScope } from '../src/modules/logs/logs.counts.repository.js';
 import { where } from '../src/modules/logs/logs.filters.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
@@ -430,32 +430,32 @@ describe('search over many logs', () => {
     // The slice, given the share (the list takes it from the planner, which the other tests'
     // logs sway): the newest 50 matches, exact, and the total estimated from the slice.
     const search = { search: 'deadlock' };
-    const page = await slicedPage(t.database.db, sliced, search, 50, 0.0025, { listRows: 60_000, wideProject: false });
+    const page = await slicedPage(t.database.db, sliced, search, 50, 0.0025, { listRows: 60_000, scope: { wideProject: false } });
     expect(messages(page!.rows)).toEqual(wanted.slice(0, 50));
     expect(page!.estimated).toBe(true);
     expect(page!.total).toBeGreaterThanOrEqual(100);
     expect(page!.total).toBeLessThanOrEqual(200);
     // A share seen too high: the first slice comes short, and in a list long enough that fetching
     // the older matches would cost more, a second one sized by what it found fills the page.
-    const resized = await slicedPage(t.database.db, sliced, search, 50, 0.05, { listRows: 6_000_000, wideProject: false });
+    const resized = await slicedPage(t.database.db, sliced, search, 50, 0.05, { listRows: 6_000_000, scope: { wideProject: false } });
     expect(messages(resized!.rows)).toEqual(wanted.slice(0, 50));
     expect(resized!.estimated).toBe(true);
     // The same in this list of 60 000: the older matches are fetched instead, and counted.
-    expect(await slicedPage(t.database.db, sliced, search, 50, 0.05, { listRows: 60_000, wideProject: false })).toMatchObject({
+    expect(await slicedPage(t.database.db, sliced, search, 50, 0.05, { listRows: 60_000, scope: { wideProject: false } })).toMatchObject({
       rows: wanted.slice(0, 50).map((message) => expect.objectContaining({ message })),
       total: 150,
       estimated: false,
     });
     // A share the planner could not tell (its floor): a probe of the newest 10 000 logs, here enough.
-    const probed = await slicedPage(t.database.db, sliced, search, 20, 0.0001, { listRows: 60_000, wideProject: false });
+    const probed = await slicedPage(t.database.db, sliced, search, 20, 0.0001, { listRows: 60_000, scope: { wideProject: false } });
     expect(messages(probed!.rows)).toEqual(wanted.slice(0, 20));
     expect(probed!.estimated).toBe(true);
     // Sized by the errors alone with a level: one match in three is an error.
     const errors = wanted.filter((m) => Number(m.split(' ').at(-1)) % 3 === 0);
-    const byLevel = await slicedPage(t.database.db, sliced, { ...search, level: 'error' }, 20, 0.0025, { listRows: 20_000, wideProject: false });
+    const byLevel = await slicedPage(t.database.db, sliced, { ...search, level: 'error' }, 20, 0.0025, { listRows: 20_000, scope: { wideProject: false } });
     expect(messages(byLevel!.rows)).toEqual(errors.slice(0, 20));
     // Past the newest matches, a page the slices cannot fill is completed from the older logs, counted exactly.
-    const all = await slicedPage(t.database.db, sliced, search, 200, 0.01, { listRows: 60_000, wideProject: true });
+    const all = await slicedPage(t.database.db, sliced, search, 200, 0.01, { listRows: 60_000, scope: { wideProject: true } });
     expect(all).toMatchObject({ total: 150, estimated: false });
     expect(messages(all!.rows)).toEqual(wanted);
     // A project holding most logs is checked on the rows the trigram index finds: the same answer.
@@ -479,6 +479,14 @@ describe('search over many logs', () => {
         return new Set(names.filter((n) => !n.startsWith('logs_') && n !== 'pkey'));
       });
     expect(await sliceIndexes()).toContain('project_id_timestamp_id_idx');
+    // A wide project's search reads only the days it has logs in (by the daily rollups): the same answer.
+    const scope = await searchScope(t.database.db, sliced, 10 ** 12);
+    expect(scope.wideProject).toBe(true);
+    expect(scope.days!.from.getTime()).toBeLessThanOrEqual(Date.now() - 60_000_000);
+    expect(scope.days!.to.getTime()).toBeGreaterThan(Date.now());
+    const withinDays = await indexedPage(t.database.db, sliced, { ...search, ...scope }, 200, 0);
+    expect(messages(withinDays.rows)).toEqual(wanted);
+    expect(withinDays.matched).toBe(150);
     expect(await isWideProject(t.database.db, 0)).toBe(false);
     // Worth it only in a long list, where a slice costs less than fetching every match: not in a
     // list this short, nor where the 300 matches of 150 000 logs cost less than a slice of 50 000;

@@ -109,8 +109,32 @@ export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined):
   return fresh;
 }
 
-/** The share of all logs beyond which a project's search checks the project on the rows found. */
-const WIDE_PROJECT_SHARE = 0.1;
+/**
+ * How a search of a project of `projectRows` logs reads the trigram index: checked on the rows
+ * the index finds when the project is wide (isWideProject), within the days it has logs in (by
+ * the daily rollups, where they cover its retention), so that other projects' days are not read.
+ */
+export async function searchScope(db: DbTx, projectId: number, projectRows: number): Promise<Pick<LogFilters, 'wideProject' | 'days'>> {
+  if (!(await isWideProject(db, projectRows))) return { wideProject: false };
+  const [row] = await queryRows<{ first: string | Date | null; last: string | Date | null }>(
+    db,
+    sql`select min(c.bucket) as first, max(c.bucket) as last
+          from ${logLevelCounts} c join ${projects} p on p.id = c.project_id
+         where c.project_id = ${projectId} and c.grain = 'day' and p.retention_days <= ${ROLLUP_DAYS}`,
+  );
+  if (!row?.first || !row.last) return { wideProject: true };
+  return { wideProject: true, days: { from: new Date(row.first), to: new Date(new Date(row.last).getTime() + 86_400_000) } };
+}
+
+/**
+ * The share of all logs beyond which a project's search checks the project on the rows found
+ * (within its days: searchScope) rather than and-ing the trigram index with the project's b-tree.
+ * The b-tree marks every log of the project (0.07 µs each), the trigram index alone checks every
+ * match of the word in the project's days, other projects' included (2.3 µs each): for a word in
+ * 0.1 % of the logs they cost the same at a project of about 3 % of them. A project of 250 000
+ * logs among 6.6 million (3.8 %) took 20–21 ms for an uncommon or a rare word with the b-tree.
+ */
+const WIDE_PROJECT_SHARE = 0.02;
 
 /**
  * All logs of every project, by the partitions' statistics, as last read (kept a minute), per

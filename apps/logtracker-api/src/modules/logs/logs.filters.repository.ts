@@ -31,6 +31,14 @@ export interface LogFilters {
    * 4-million-log day (11 ms), where the slice's 66 cost 4 ms with the time index.
    */
   slice?: boolean;
+  /**
+   * The days the project has logs in (from the daily rollups): bounds that change no match and
+   * leave the other days' partitions unread. A wide project's search is checked on the rows the
+   * trigram index finds, and without them it looked the word up in every day's index, other
+   * projects' days included: 68 ms for a word no log holds with 30 days of other projects' logs,
+   * where the project's own two days take 5.
+   */
+  days?: { from: Date; to: Date };
 }
 
 /** The condition of a filtered list of one project's logs. */
@@ -46,6 +54,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     filters.from ? gte(logs.timestamp, filters.from) : undefined,
     filters.to ? lte(logs.timestamp, filters.to) : undefined,
     filters.before ? lt(logs.timestamp, filters.before) : undefined,
+    ...(filters.days ? [gte(logs.timestamp, filters.days.from), lt(logs.timestamp, filters.days.to)] : []),
     filters.search
       ? filters.slice
         ? sql`${logs.message} ilike (select ${likePattern(filters.search)}::text)`

@@ -1,7 +1,7 @@
 import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
-import { countLogs, estimate, EXACT_COUNT_LIMIT, isWideProject, keptEstimate, rollupCount, type Estimate } from './logs.counts.repository.js';
+import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, rollupCount, searchScope, type Estimate } from './logs.counts.repository.js';
 import { likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, slicedPage, worthSlicing } from './logs.indexed.repository.js';
 
@@ -107,7 +107,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     if (found) return found;
     // Too rare for the walk: the newest slice of time that should fill the page.
     const sliced = worthSlicing(limit, share, all.rows)
-      ? await slicedPage(db, projectId, filters, limit, share, { listRows: all.rows, wideProject: await isWideProject(db, all.rows) })
+      ? await slicedPage(db, projectId, filters, limit, share, { listRows: all.rows, scope: await searchScope(db, projectId, all.rows) })
       : undefined;
     if (sliced) return sliced;
   } else {
@@ -117,8 +117,8 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     );
     if (found) return found;
   }
-  const wideProject = await isWideProject(db, (await unsearched).rows);
-  const { rows, matched } = await indexedPage(db, projectId, { ...filters, wideProject }, limit, offset);
+  const scope = await searchScope(db, projectId, (await unsearched).rows);
+  const { rows, matched } = await indexedPage(db, projectId, { ...filters, ...scope }, limit, offset);
   if (matched !== undefined) return { rows, total: matched, estimated: false };
   // The page is empty, so it carries no count: the cursor or the offset is past the last match.
   return { rows, ...(await countLogs(db, counted, await plan(), true)) };
