@@ -272,7 +272,7 @@ describe.skipIf(!browserPath)('the log explorer, in Chromium', { timeout: 60_000
     await screenshot(page, 'patterns');
   });
 
-  it('scrolls through 10 000 lines with almost no frame of 50 ms or more, none of 100, and moves with j and k', async () => {
+  it('scrolls through 10 000 lines with no frame of 50 ms or more, and moves with j and k', async () => {
     await page.goto(`${base}/?project=${checkout}&range=24h`);
     await rowsWhere(page, (messages) => messages.length > 10);
     const first = await page.evaluate(() => performance.getEntriesByName('explorer:first-page')[0]?.startTime ?? -1);
@@ -290,40 +290,45 @@ describe.skipIf(!browserPath)('the log explorer, in Chromium', { timeout: 60_000
     await page.getByTestId('filter-search').blur();
 
     // Scroll to the end at a steady pace, pages loading as it goes; the browser reports every
-    // frame that took 50 ms or more (Long Animation Frames) and every frame's interval.
-    const result = await page.evaluate(async () => {
-      const w = globalThis as unknown as BrowserWindow;
-      const list = w.document.querySelector('[data-testid="log-list"]')!;
-      const long: number[] = [];
-      // What each long frame spent its time on (its scripts, then style and layout), for the log.
-      const seen: string[] = [];
-      type Frame = { duration: number; startTime: number; styleAndLayoutStart: number; scripts?: { invoker: string; duration: number }[] };
-      const observer = new w.PerformanceObserver((entries) =>
-        entries.getEntries().forEach((e) => {
-          long.push(e.duration);
-          const f = e as unknown as Frame;
-          const scripts = (f.scripts ?? []).map((x) => `${x.invoker} ${Math.round(x.duration)} ms`).join(', ');
-          const layout = f.styleAndLayoutStart ? Math.round(f.startTime + f.duration - f.styleAndLayoutStart) : 0;
-          seen.push(`${Math.round(e.duration)} ms: scripts [${scripts}], style and layout ${layout} ms`);
-        }),
-      );
-      observer.observe({ type: 'long-animation-frame', buffered: false });
-      const started = performance.now();
-      while (performance.now() - started < 30_000) {
-        await new Promise((resolve) => w.requestAnimationFrame(resolve));
-        list.scrollTop += 400;
-        if (Number(list.dataset.loaded ?? 0) >= 10_000 && list.scrollTop + list.clientHeight >= list.scrollHeight - 2) break;
-      }
-      observer.disconnect();
-      return { long, seen, loaded: Number(list.dataset.loaded ?? 0) };
-    });
-    expect(result.loaded).toBeGreaterThanOrEqual(10_000);
-    // The target is no frame of 50 ms or more (met here 3 runs in 3 on a quiet machine; the bench
-    // measures it over PostgreSQL). A CI machine's two cores also run this file's server: one such
-    // frame was seen there as a page of 500 arrived. What fails here is a page gone slow.
+    // frame that took 50 ms or more (Long Animation Frames) and what it spent its time on.
+    const scrollToEnd = () =>
+      page.evaluate(async () => {
+        const w = globalThis as unknown as BrowserWindow;
+        const list = w.document.querySelector('[data-testid="log-list"]')!;
+        // What each long frame spent its time on (its scripts, then style and layout), for the log.
+        const seen: string[] = [];
+        type Frame = { duration: number; startTime: number; styleAndLayoutStart: number; scripts?: { invoker: string; duration: number }[] };
+        const observer = new w.PerformanceObserver((entries) =>
+          entries.getEntries().forEach((e) => {
+            const f = e as unknown as Frame;
+            const scripts = (f.scripts ?? []).map((x) => `${x.invoker} ${Math.round(x.duration)} ms`).join(', ');
+            const layout = f.styleAndLayoutStart ? Math.round(f.startTime + f.duration - f.styleAndLayoutStart) : 0;
+            seen.push(`${Math.round(e.duration)} ms: scripts [${scripts}], style and layout ${layout} ms`);
+          }),
+        );
+        observer.observe({ type: 'long-animation-frame', buffered: false });
+        const started = performance.now();
+        while (performance.now() - started < 30_000) {
+          await new Promise((resolve) => w.requestAnimationFrame(resolve));
+          list.scrollTop += 400;
+          if (Number(list.dataset.loaded ?? 0) >= 10_000 && list.scrollTop + list.clientHeight >= list.scrollHeight - 2) break;
+        }
+        observer.disconnect();
+        return { seen, loaded: Number(list.dataset.loaded ?? 0) };
+      });
+    let result = await scrollToEnd();
     process.stderr.write(`explorer scroll: frames of 50 ms or more: ${result.seen.length === 0 ? 'none' : result.seen.join('; ')}\n`);
-    expect(result.long.length).toBeLessThanOrEqual(2);
-    expect(result.long.every((duration) => duration < 100)).toBe(true);
+    if (result.seen.length > 0) {
+      // The target is no such frame. This machine's two cores also run the server, its database
+      // and, in CI, another package's tests: a frame stretched by them once is measured again, from
+      // a fresh load; a page gone slow has its long frames both times.
+      await page.goto(`${base}/?project=${checkout}&range=24h`);
+      await rowsWhere(page, (messages) => messages.length > 10);
+      result = await scrollToEnd();
+      process.stderr.write(`explorer scroll, again: frames of 50 ms or more: ${result.seen.length === 0 ? 'none' : result.seen.join('; ')}\n`);
+    }
+    expect(result.loaded).toBeGreaterThanOrEqual(10_000);
+    expect(result.seen).toEqual([]);
     await screenshot(page, 'scrolled');
   });
 
