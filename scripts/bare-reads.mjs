@@ -84,8 +84,11 @@ if (marketplace) {
     return { data: user };
   });
   route('/api/projects', async (userId) => {
-    // The page and the total in one statement, as the app reads them.
+    // The page and the total in one statement, as the app reads them, and each project's
+    // log_count summed from its daily rollups, as the app answers it.
     const rows = await sql`select p.id, p.name, p.description, p.repository_url, m.role, p.created_at, p.updated_at,
+                                  greatest(0, coalesce((select sum(c.count) from log_level_counts c
+                                                         where c.project_id = p.id and c.grain = 'day'), 0))::bigint as log_count,
                                   (count(*) over ())::int as total
                              from projects p join project_members m on m.project_id = p.id
                             where m.user_id = ${userId} order by p.created_at desc, p.id desc limit 20`;
