@@ -102,11 +102,13 @@ export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined):
     for (const [k, v] of kept) if (now - v.at >= KEPT_ESTIMATE_MS) kept.delete(k);
     if (kept.size >= 1_000) kept.clear();
   }
-  const fresh = estimate(db, condition);
-  kept.set(key, { estimate: fresh, at: now });
-  // A failed estimate is not kept: the next request plans it again.
-  fresh.catch(() => kept.delete(key));
-  return fresh;
+  const entry = { estimate: estimate(db, condition), at: now };
+  kept.set(key, entry);
+  // A failed estimate is not kept (unless a newer one took its place): the next request plans it again.
+  entry.estimate.catch(() => {
+    if (kept.get(key) === entry) kept.delete(key);
+  });
+  return entry.estimate;
 }
 
 /**
@@ -123,7 +125,10 @@ export async function searchScope(db: DbTx, projectId: number, projectRows: numb
          where c.project_id = ${projectId} and c.grain = 'day' and p.retention_days <= ${ROLLUP_DAYS}`,
   );
   if (!row?.first || !row.last) return { wideProject: true };
-  return { wideProject: true, days: { from: new Date(row.first), to: new Date(new Date(row.last).getTime() + 86_400_000) } };
+  // Up to the end of tomorrow at least: a log stored after this read, on a day the rollups did not
+  // show yet (today's first, past midnight), is still found by the search that follows.
+  const tomorrowEnd = (Math.floor(Date.now() / 86_400_000) + 2) * 86_400_000;
+  return { wideProject: true, days: { from: new Date(row.first), to: new Date(Math.max(new Date(row.last).getTime() + 86_400_000, tomorrowEnd)) } };
 }
 
 /**

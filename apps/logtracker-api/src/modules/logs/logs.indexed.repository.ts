@@ -48,15 +48,11 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
   // generically (the plan the statement keeps after five runs, pruned as it runs).
   const found = /[\p{L}\p{N}]{3}/u.test(filters.search) && !filters.slice
     ? await withTransaction(db, async (tx) => {
-        // Sent together (the connection pipelines them, in order): one round trip, not two.
-        const [, rows] = await Promise.all([
-          tx.execute(
-            sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
-                       set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true)`,
-          ),
-          keys(tx),
-        ]);
-        return rows;
+        await tx.execute(
+          sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
+                     set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true)`,
+        );
+        return keys(tx);
       })
     : await keys(db);
   const first = found[0];
