@@ -2,7 +2,7 @@
 // against it, and print a table of figures with their targets.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -259,7 +259,7 @@ export async function measureCommonPath({ app, bare, token, cases, seconds = 3, 
 const CLOCK_TICKS = 100;
 
 /** The user and system CPU seconds a process has used (Linux /proc), NaN when unknown. */
-function processCpuSeconds(pid) {
+export function processCpuSeconds(pid) {
   if (!pid) return Number.NaN;
   try {
     // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
@@ -268,6 +268,26 @@ function processCpuSeconds(pid) {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * The CPU seconds every local PostgreSQL process has used (Linux /proc; 0 when the server is
+ * elsewhere): the database's share of a measured load on this machine.
+ */
+export function postgresCpuSeconds() {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ').at(-1).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return total;
 }
 
 /**

@@ -13,8 +13,10 @@
 //      keep-alive connection, p50/p95/p99 of 200 after 20 warm-ups per case; a slow case stops
 //      after BENCH_READ_BUDGET_SECONDS (default 10) with the samples it has.
 //   5. Batch ingest with autocannon (1 000 entries per request, 10 connections, BENCH_SECONDS each,
-//      default 15, after a 2 s warm-up): first a bare Fastify + postgres.js endpoint (bench/bare-server.mjs)
-//      inserting into an identically indexed table, then the app with an ingest key.
+//      default 15, split into BENCH_INGEST_ROUNDS alternated rounds, default 3, each after a 2 s
+//      warm-up): a bare Fastify + postgres.js endpoint (bench/bare-server.mjs) inserting into an
+//      identically indexed table, then the app with an ingest key; the CPU per batch of each
+//      and of the database is logged.
 //   5b. idempotency: the same batch ingest without and with a fresh Idempotency-Key per request, in
 //      alternated rounds (BENCH_COMMON_SECONDS, BENCH_COMMON_ROUNDS): the key's cost, under 5 %.
 //   6. Memory: the app's RSS around three 5 MiB batches, after a first one.
@@ -38,7 +40,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, printTable, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, postgresCpuSeconds, printTable, processCpuSeconds, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -65,6 +67,8 @@ const LOAD_WORKERS = 2;
 const BATCH_ENTRIES = 1000;
 const CONNECTIONS = 10;
 const WARMUP_SECONDS = 2;
+// Batch ingest: the bare endpoint and the app alternate, this many rounds each (see measureIngest).
+const INGEST_ROUNDS = positiveInt('BENCH_INGEST_ROUNDS', 3);
 const READ_SAMPLES = 200;
 const READ_WARMUP = 20;
 // A slow case stops early (with the samples it has, shown as n) so that the run stays short.
@@ -86,7 +90,7 @@ const ONLY = new Set((process.env.BENCH_ONLY || PHASES.join(',')).split(',').map
 for (const phase of ONLY) if (!PHASES.includes(phase)) throw new Error(`BENCH_ONLY: unknown phase "${phase}" (${PHASES.join(', ')})`);
 const PARTIAL = PHASES.some((p) => !ONLY.has(p));
 
-const TARGETS = { idempotencyCost: 0.05, ingest: 40_000, ratio: 0.85, listP95: 20, getP95: 5, statsP95: 20, retentionLockWaitMs: 10, burstSearchP95: 20, analyseSeconds: 15 };
+const TARGETS = { idempotencyCost: 0.05, ingest: 40_000, ratio: 1.0, listP95: 20, getP95: 5, statsP95: 20, retentionLockWaitMs: 10, burstSearchP95: 20, analyseSeconds: 15 };
 
 // Search right after a burst: BENCH_BURST_LOGS logs (default 300 000) posted into a new project in
 // 1 000-entry batches by BURST_CLIENTS clients, timestamps over the last hour, then the searches
@@ -470,15 +474,31 @@ async function measureReads(base, token, projectId, knownTotal) {
   return rows;
 }
 
-async function ingest(name, url, headers, body) {
+/**
+ * Batch ingest against one endpoint, with the CPU its process and the local PostgreSQL spent per
+ * batch: on one machine, where the two share the cores, what each side costs.
+ */
+async function ingest(name, url, headers, body, pid, { seconds = SECONDS, warmup = WARMUP_SECONDS } = {}) {
   const options = { url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS };
-  await load({ ...options, duration: WARMUP_SECONDS });
-  const r = await load({ ...options, duration: SECONDS });
-  const logsPerSecond = (r['2xx'] * BATCH_ENTRIES) / (r.duration || SECONDS);
+  await load({ ...options, duration: warmup });
+  const [serviceBefore, databaseBefore] = [processCpuSeconds(pid), postgresCpuSeconds()];
+  const r = await load({ ...options, duration: seconds });
+  const perBatchMs = (cpuSeconds) => ((cpuSeconds * 1000) / Math.max(1, r.requests.total)).toFixed(1);
+  const cpu = `CPU per batch: service ${perBatchMs(processCpuSeconds(pid) - serviceBefore)} ms, database ${perBatchMs(postgresCpuSeconds() - databaseBefore)} ms`;
+  const stored = r['2xx'] * BATCH_ENTRIES;
+  const elapsed = r.duration || seconds;
+  const logsPerSecond = stored / elapsed;
   const failed = r.non2xx + r.errors + r.timeouts;
   const failures = failed === 0 ? '' : ` (statuses ${JSON.stringify(r.statusCodeStats)}, ${r.errors} errors, ${r.timeouts} timeouts)`;
-  log(`  ${name}: ${fmt(logsPerSecond)} logs/s, ${fmt(r['2xx'])} batches, ${failed} failed${failures}, latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms`);
-  return { logsPerSecond, failed, result: r };
+  log(`  ${name}: ${fmt(logsPerSecond)} logs/s, ${fmt(r['2xx'])} batches, ${failed} failed${failures}, latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms; ${cpu}`);
+  return { logsPerSecond, stored, elapsed, failed, result: r };
+}
+
+/** Rounds of one endpoint taken together: logs stored over the time measured. */
+function overall(rounds) {
+  const stored = rounds.reduce((sum, r) => sum + r.stored, 0);
+  const elapsed = rounds.reduce((sum, r) => sum + r.elapsed, 0);
+  return { logsPerSecond: stored / elapsed, failed: rounds.reduce((sum, r) => sum + r.failed, 0) };
 }
 
 function memoryOf(pid) {
@@ -644,17 +664,33 @@ async function measureAnalyse(rows, { sql, base, token }) {
   ]);
 }
 
+/**
+ * Batch ingest, the bare endpoint and the app in alternated rounds (INGEST_ROUNDS pairs sharing
+ * BENCH_SECONDS each side): the database's state moves under a long load (its indexes grow,
+ * checkpoints and autovacuum come and go), and a single run of each, one after the other, gave
+ * ratios from 0.65 to 1.08 for the same code. Each side's figure is its logs over its time in all
+ * rounds; the ratio is theirs, beside each pair's.
+ */
 async function measureIngest(rows, { sql, onPostgres, database, app, bigProject, ingestKey }) {
-  log(`batch ingest: ${BATCH_ENTRIES} entries per request, ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s each`);
+  const rounds = onPostgres ? INGEST_ROUNDS : 1;
+  const seconds = Math.max(1, Math.round(SECONDS / rounds));
+  log(`batch ingest: ${BATCH_ENTRIES} entries per request, ${CONNECTIONS} connections, ${rounds} round(s) of ${WARMUP_SECONDS} s warm-up + ${seconds} s each`);
   const body = JSON.stringify({ logs: makeEntries(BATCH_ENTRIES) });
-  let bare;
+  const appUrl = `${app.base}/api/projects/${bigProject}/logs/batch`;
+  const appHeaders = { 'x-ingest-key': ingestKey };
+  const appRounds = [];
+  const bareRounds = [];
   if (onPostgres) {
     await createBareTable(sql);
     const bareService = await startService(appDir, { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '10' }, '/health', 'bench/bare-server.mjs');
     killOnCleanup('bare', bareService.pid);
     try {
-      await sql`checkpoint`;
-      bare = await ingest('bare Fastify + postgres.js', `${bareService.base}/projects/${bigProject}/logs/batch`, {}, body);
+      for (let round = 0; round < rounds; round++) {
+        await sql`checkpoint`;
+        bareRounds.push(await ingest('bare Fastify + postgres.js', `${bareService.base}/projects/${bigProject}/logs/batch`, {}, body, bareService.pid, { seconds }));
+        await sql`checkpoint`;
+        appRounds.push(await ingest('log tracker', appUrl, appHeaders, body, app.pid, { seconds }));
+      }
     } finally {
       await stopService('bare', bareService);
     }
@@ -665,9 +701,10 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
     if (stored.contexts === 0 || stored.objects !== stored.contexts) {
       throw new Error(`the bare endpoint stored ${stored.objects} of ${stored.contexts} contexts as jsonb objects`);
     }
-    await sql`checkpoint`;
+  } else {
+    appRounds.push(await ingest('log tracker', appUrl, appHeaders, body, app.pid, { seconds }));
   }
-  const appIngest = await ingest('log tracker', `${app.base}/api/projects/${bigProject}/logs/batch`, { 'x-ingest-key': ingestKey }, body);
+  const appIngest = overall(appRounds);
 
   const ingestLabel = `batch ingest, ${fmt(BATCH_ENTRIES)} entries/request, ${CONNECTIONS} clients`;
   rows.push([
@@ -676,10 +713,17 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
     `≥ ${fmt(TARGETS.ingest)} logs/s`,
     pass(appIngest.logsPerSecond >= TARGETS.ingest && appIngest.failed === 0),
   ]);
-  if (bare) {
+  if (bareRounds.length > 0) {
+    const bare = overall(bareRounds);
     const ratio = appIngest.logsPerSecond / bare.logsPerSecond;
+    const pairs = appRounds.map((a, i) => `${((a.logsPerSecond / bareRounds[i].logsPerSecond) * 100).toFixed(0)}`).join(', ');
     rows.push([`${ingestLabel}: bare Fastify + postgres.js`, `${fmt(bare.logsPerSecond)} logs/s (${bare.failed} non-2xx/errors)`, 'reference', '—']);
-    rows.push(['batch ingest: log tracker / bare endpoint', `${(ratio * 100).toFixed(1)} %`, `≥ ${TARGETS.ratio * 100} %`, pass(ratio >= TARGETS.ratio)]);
+    rows.push([
+      'batch ingest: log tracker / bare endpoint',
+      `${(ratio * 100).toFixed(1)} % (rounds: ${pairs} %)`,
+      `≥ ${TARGETS.ratio * 100} %`,
+      pass(ratio >= TARGETS.ratio && appIngest.failed === 0),
+    ]);
   } else {
     rows.push(['batch ingest: log tracker / bare endpoint', 'n/a: the bare endpoint needs PostgreSQL', `≥ ${TARGETS.ratio * 100} %`, '—']);
   }

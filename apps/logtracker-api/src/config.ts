@@ -9,6 +9,8 @@ const schema = z.object({
   LOGS_BATCH_MAX_ENTRIES: env.positiveInt(10_000),
   LOGS_BATCH_MAX_BYTES: env.positiveInt(5 * 1024 * 1024),
   RATE_LIMIT_INGEST: env.positiveInt(1200),
+  // Inserts of logs under way at once per instance; the others wait their turn (docs/operations.md).
+  INGEST_WRITERS: z.coerce.number().int().min(1).max(64).default(2),
   // How long the answer to a write sent with an Idempotency-Key is replayed (DESIGN.md §10); at most 30 days.
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   MAINTENANCE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).optional(),
@@ -36,7 +38,12 @@ const schema = z.object({
 export interface Config extends CommonConfig {
   /** Run the migrations when the database opens (off where a Job migrates before a rollout). */
   migrateOnStart: boolean;
-  logs: { batchMaxEntries: number; batchMaxBytes: number };
+  /**
+   * Batch limits, and `writers`: how many inserts of logs run at once per instance. More writers
+   * contend on the same index pages (the trigram index's pending list, the newest page of the time
+   * index) and the database does more per log, not more logs.
+   */
+  logs: { batchMaxEntries: number; batchMaxBytes: number; writers: number };
   /** Requests per minute per ingest key: pipelines ship in bursts, beyond a person's budget. */
   ingestRateLimit: number;
   /** How long the answer to a write sent with an `Idempotency-Key` is replayed, in hours. */
@@ -78,7 +85,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   return Object.freeze({
     ...buildCommonConfig(parsed, { appName: 'logtracker-api', port: parsed.PORT }),
     migrateOnStart: parsed.MIGRATE_ON_START,
-    logs: { batchMaxEntries: parsed.LOGS_BATCH_MAX_ENTRIES, batchMaxBytes: parsed.LOGS_BATCH_MAX_BYTES },
+    logs: { batchMaxEntries: parsed.LOGS_BATCH_MAX_ENTRIES, batchMaxBytes: parsed.LOGS_BATCH_MAX_BYTES, writers: parsed.INGEST_WRITERS },
     ingestRateLimit: parsed.RATE_LIMIT_INGEST,
     idempotencyKeyTtlHours: parsed.IDEMPOTENCY_KEY_TTL_HOURS,
     // Off by default under test, where suites drive the job themselves.

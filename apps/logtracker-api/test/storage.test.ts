@@ -1,6 +1,7 @@
 import { queryRows, withTransaction } from '@repo/db';
 import { Counter } from '@repo/http';
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import pLimit from 'p-limit';
 import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
@@ -12,6 +13,7 @@ import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { createMaintenanceJob } from '../src/jobs/maintenance.js';
 import { createRetentionJob } from '../src/jobs/retention.js';
 import { buildTestApp, createLogs, createProject, createUser, expectError, type TestApp, type TestUser } from './helpers.js';
@@ -96,7 +98,7 @@ describe('logs of a project that is gone', () => {
     const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
     // Counters of their own (registered nowhere): the app's already hold these names.
     const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
-    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events, ingest });
+    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events, ingest, writes: pLimit(2) });
     await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
     const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
     await expect(service.createBatch(writer, project.id, { logs: [{ level: 'info', message: 'late' }] })).rejects.toMatchObject({
@@ -104,6 +106,50 @@ describe('logs of a project that is gone', () => {
     });
     await expect(service.createBatch(writer, project.id, cut([{ level: 'info', message: 'late' }]))).rejects.toMatchObject({ code: 'not_found' });
     expect(await rows(sql`select id from logs where project_id = ${project.id}`)).toEqual([]);
+  });
+});
+
+describe('inserts of logs', () => {
+  it('run a few at once (INGEST_WRITERS), every other one waiting its turn, and all are stored', async () => {
+    const project = await createProject(t, owner);
+    const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
+    const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
+    // The gate as the app builds it, with one writer, counting the inserts under way.
+    const gate = pLimit(1);
+    let running = 0;
+    let most = 0;
+    let passed = 0;
+    const writes = <T>(insert: () => Promise<T>) =>
+      gate(async () => {
+        running += 1;
+        most = Math.max(most, running);
+        passed += 1;
+        try {
+          return await insert();
+        } finally {
+          running -= 1;
+        }
+      });
+    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events: createLogEvents(), ingest, writes });
+    const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
+    const entries = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ level: 'info' as const, message: `${tag} ${i}` }));
+    // Every insert path at once: parsed batches, batches stored from their text, single logs, mapped rows (OTLP).
+    await Promise.all([
+      ...Array.from({ length: 3 }, (_, i) => service.createBatch(writer, project.id, { logs: entries(40, `parsed ${i}`) })),
+      ...Array.from({ length: 3 }, (_, i) => service.createBatch(writer, project.id, cut(entries(40, `text ${i}`)))),
+      ...Array.from({ length: 3 }, (_, i) => service.create(writer, project.id, { level: 'warning', message: `one ${i}` })),
+      service.storeMapped(writer, project.id, [{ projectId: project.id, level: 'error', message: 'mapped', timestamp: new Date(), receivedAt: new Date() }]),
+    ]);
+    expect({ most, passed }).toEqual({ most: 1, passed: 10 });
+    const [stored] = await rows<{ n: number }>(sql`select count(*)::int as n from logs where project_id = ${project.id}`);
+    expect(stored?.n).toBe(3 * 40 + 3 * 40 + 3 + 1);
+  });
+
+  it('take their number of writers from INGEST_WRITERS: 2 by default, at least 1', () => {
+    const base = { NODE_ENV: 'test', DATA_DIR: 'memory://' };
+    expect(loadConfig(base).logs.writers).toBe(2);
+    expect(loadConfig({ ...base, INGEST_WRITERS: '4' }).logs.writers).toBe(4);
+    expect(() => loadConfig({ ...base, INGEST_WRITERS: '0' })).toThrow(/INGEST_WRITERS/);
   });
 });
 

@@ -2,6 +2,7 @@ import type { LoginThrottle } from '@repo/auth';
 import type { DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
+import pLimit from 'p-limit';
 import type { Config } from '../config.js';
 import type { Schema } from '../db/index.js';
 import { createOpenAiCompatibleWriter } from '../integrations/ai/openai-compatible.js';
@@ -43,7 +44,7 @@ export async function registerModules(
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
   // Ingest counters for the metrics (logs accepted, batches, refusals).
   const ingest = createIngestMetrics(app.metrics);
-  const logs = createLogsService({ db: logsDb, plannedOnce: db, access, events, ingest });
+  const logs = createLogsService({ db: logsDb, plannedOnce: db, access, events, ingest, writes: pLimit(deps.config.logs.writers) });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
   const { ai } = deps.config;
