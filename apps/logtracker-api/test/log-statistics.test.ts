@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { createDatabase, queryRows } from '@repo/db';
+import { sampleValue } from '@repo/http/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYZE_MIN_ROWS, createLogStatisticsService } from '../src/modules/maintenance/log-statistics.service.js';
 import { logs } from '../src/db/schema/index.js';
@@ -89,6 +90,31 @@ describe('logs statistics after a burst', () => {
     await ingest(project.id, 500);
     const statistics = createLogStatisticsService({ db: t.database.db });
     expect(await statistics.refresh()).toEqual([]);
+  });
+});
+
+describe('the search index after ingest pauses', () => {
+  it('holds nothing pending a second after the last batch, for searches to read', async () => {
+    const project = await createProject(t, owner);
+    const merges = async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+      return sampleValue(res.body, 'job_runs_total', { job_name: 'log_search_merge', outcome: 'success' }) ?? 0;
+    };
+    const before = await merges();
+    // A few hundred logs: far below the pending list's limit, which inserts would merge at.
+    await ingest(project.id, 300);
+    await expect.poll(merges, { timeout: 10_000 }).toBeGreaterThan(before);
+    const [pending] = await queryRows<{ pages: number | string | null }>(
+      t.database.db,
+      sql`select sum(gin_clean_pending_list(x.indexrelid)) as pages from pg_inherits i
+           join pg_index x on x.indrelid = i.inhrelid
+           join pg_class c on c.oid = x.indexrelid join pg_am a on a.oid = c.relam
+          where i.inhparent = 'logs'::regclass and a.amname = 'gin'`,
+    );
+    expect(Number(pending?.pages ?? 0)).toBe(0);
+    // The search finds them all, from the index proper.
+    const found = await t.app.inject({ method: 'GET', url: `/api/projects/${project.id}/logs?search=gateway&per_page=1`, headers: owner.headers });
+    expect(found.json().meta.total).toBe(300);
   });
 });
 

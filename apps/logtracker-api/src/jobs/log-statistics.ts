@@ -12,11 +12,20 @@ const CHECK_INTERVAL_MS = 1_000;
  * check: one more check this long after the last batch sees it.
  */
 const LATE_COUNTS_CHECK_MS = 11_000;
+/**
+ * The trigram indexes' pending lists (mergeSearchPending) are merged this long after the last
+ * batch, so that the searches after a burst do not read them…
+ */
+const QUIET_MERGE_MS = 1_000;
+/** …and at most this often while batches keep coming, so that a steady trickle never leaves a full list. */
+const MERGE_EVERY_MS = 10_000;
 
 /**
  * Refreshes the logs partitions' statistics after ingest (see createLogStatisticsService): any
  * stored batch arms a check a second later; while batches keep coming, one check a second; and a
- * last one once the counts of the burst's end are in. Idle, it costs nothing.
+ * last one once the counts of the burst's end are in. The trigram indexes' pending lists are
+ * merged a second after the last batch, and every ten seconds while ingest goes on. Idle, it
+ * costs nothing.
  */
 export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; events: LogEvents }) {
   const statistics = createLogStatisticsService({ db: deps.db });
@@ -25,11 +34,37 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
   let running: Promise<unknown> | undefined;
   let pending = false;
   let closed = false;
+  let quiet: NodeJS.Timeout | undefined;
+  let merging: Promise<unknown> | undefined;
+  let mergedAt = Date.now();
+
+  const merge = () => {
+    if (merging || closed) return;
+    mergedAt = Date.now();
+    merging = app.metrics
+      .job('log_search_merge', () => statistics.mergePending())
+      .catch((error: unknown) => app.log.warn({ err: error }, 'merging the search index pending lists failed'))
+      .finally(() => {
+        merging = undefined;
+      });
+  };
+  const armQuiet = () => {
+    if (quiet) {
+      quiet.refresh();
+      return;
+    }
+    quiet = setTimeout(() => {
+      quiet = undefined;
+      merge();
+    }, QUIET_MERGE_MS);
+    quiet.unref();
+  };
 
   const check = () => {
     timer = undefined;
     if (closed) return;
     pending = false;
+    if (Date.now() - mergedAt >= MERGE_EVERY_MS) merge();
     running = app.metrics
       .job('log_statistics', () => statistics.refresh())
       .catch((error: unknown) => app.log.warn({ err: error }, 'refreshing the logs statistics failed'))
@@ -63,13 +98,15 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
   const unsubscribe = deps.events.subscribeAll(() => {
     arm();
     armLateCounts();
+    armQuiet();
   });
   app.addHook('preClose', async () => {
     closed = true;
     unsubscribe();
     if (timer) clearTimeout(timer);
     if (lateCounts) clearTimeout(lateCounts);
-    await running;
+    if (quiet) clearTimeout(quiet);
+    await Promise.all([running, merging]);
   });
   return statistics;
 }

@@ -28,16 +28,48 @@ const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
  * hold it).
  */
 export async function rollupCount(db: DbTx, projectId: number, filters: LogFilters): Promise<number | undefined> {
-  if (filters.from || filters.to || filters.search || filters.patternId || filters.source) return undefined;
-  const [row] = await queryRows<{ n: number | string | null }>(
+  return (await rollupSummary(db, projectId, filters, false)).count;
+}
+
+/** The first and last day a project has logs in, by the daily rollups. */
+export interface RollupDays {
+  first: Date;
+  last: Date;
+}
+
+/**
+ * rollupCount of the list `filters` (none: no count), and with `days` the first and last day the
+ * project has logs in (null when the rollups cannot tell: a retention longer than they are kept,
+ * or no logs), read in the same statement: a search needs both, and each round trip costs more
+ * than either read.
+ */
+export async function rollupSummary(
+  db: DbTx,
+  projectId: number,
+  filters: LogFilters | undefined,
+  days: boolean,
+): Promise<{ count?: number; days?: RollupDays | null }> {
+  const counted = filters !== undefined && !(filters.from || filters.to || filters.search || filters.patternId || filters.source);
+  if (!counted && !days) return {};
+  const covered = sql`p.retention_days <= ${ROLLUP_DAYS}`;
+  const dayRows = sql`from ${logLevelCounts} c where c.project_id = p.id and c.grain = 'day' and ${covered}`;
+  const [row] = await queryRows<{ n: number | string | null; first: string | Date | null; last: string | Date | null }>(
     db,
-    sql`select case when p.retention_days <= ${ROLLUP_DAYS} then
-                 (select coalesce(sum(c.count), 0) from ${logLevelCounts} c
-                   where c.project_id = p.id and c.grain = 'day' ${filters.level ? sql`and c.level = ${filters.level}` : sql``})
-               end as n
+    sql`select ${
+      counted
+        ? sql`case when ${covered} then
+                (select coalesce(sum(c.count), 0) from ${logLevelCounts} c
+                  where c.project_id = p.id and c.grain = 'day' ${filters.level ? sql`and c.level = ${filters.level}` : sql``})
+              end`
+        : sql`null`
+    } as n,
+          ${days ? sql`(select min(c.bucket) ${dayRows})` : sql`null`} as first,
+          ${days ? sql`(select max(c.bucket) ${dayRows})` : sql`null`} as last
           from ${projects} p where p.id = ${projectId}`,
   );
-  return row?.n === null || row?.n === undefined ? undefined : Number(row.n);
+  const count = counted && row?.n !== null && row?.n !== undefined ? Number(row.n) : undefined;
+  if (!days) return { count };
+  return { count, days: row?.first && row.last ? { first: new Date(row.first), last: new Date(row.last) } : null };
 }
 
 /**
@@ -115,20 +147,21 @@ export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined):
  * How a search of a project of `projectRows` logs reads the trigram index: checked on the rows
  * the index finds when the project is wide (isWideProject), within the days it has logs in (by
  * the daily rollups, where they cover its retention), so that other projects' days are not read.
+ * `known`: those days as rollupSummary read them beside the list's count; else they are read here.
  */
-export async function searchScope(db: DbTx, projectId: number, projectRows: number): Promise<Pick<LogFilters, 'wideProject' | 'days'>> {
+export async function searchScope(
+  db: DbTx,
+  projectId: number,
+  projectRows: number,
+  known?: RollupDays | null,
+): Promise<Pick<LogFilters, 'wideProject' | 'days'>> {
   if (!(await isWideProject(db, projectRows))) return { wideProject: false };
-  const [row] = await queryRows<{ first: string | Date | null; last: string | Date | null }>(
-    db,
-    sql`select min(c.bucket) as first, max(c.bucket) as last
-          from ${logLevelCounts} c join ${projects} p on p.id = c.project_id
-         where c.project_id = ${projectId} and c.grain = 'day' and p.retention_days <= ${ROLLUP_DAYS}`,
-  );
-  if (!row?.first || !row.last) return { wideProject: true };
+  const days = known === undefined ? (await rollupSummary(db, projectId, undefined, true)).days : known;
+  if (!days) return { wideProject: true };
   // Up to the end of tomorrow at least: a log stored after this read, on a day the rollups did not
   // show yet (today's first, past midnight), is still found by the search that follows.
   const tomorrowEnd = (Math.floor(Date.now() / 86_400_000) + 2) * 86_400_000;
-  return { wideProject: true, days: { from: new Date(row.first), to: new Date(Math.max(new Date(row.last).getTime() + 86_400_000, tomorrowEnd)) } };
+  return { wideProject: true, days: { from: days.first, to: new Date(Math.max(days.last.getTime() + 86_400_000, tomorrowEnd)) } };
 }
 
 /**

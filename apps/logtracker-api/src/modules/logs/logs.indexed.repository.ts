@@ -2,13 +2,13 @@ import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import { cursorTime, listed, microseconds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { cursorTime, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 
 /**
  * Every match through the trigram index, counted, and the page of them asked for. The matches are
  * gathered as their keys only (time and id), so counting them and keeping the newest sorts narrow
- * rows; the page's rows are then read whole by their key (the time to the microsecond, as the
- * cursor keeps it). The count runs before the cursor and
+ * rows; the page's rows are then read whole by their key, in the same statement (a round trip
+ * fewer). The count runs before the cursor and
  * the offset, so `matched` is the size of the whole filtered list.
  * Index scans (which would read the project in order) and sequential scans are turned off for
  * the gathering, leaving bitmap scans of the trigram index, and-ed with the b-trees where the
@@ -37,10 +37,17 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
       .limit(limit)
       .offset(offset)
       .as('page');
-    // The time as text for the page's rows only, not for every match.
+    // The page's logs read whole by their key, in the same statement: one probe of the primary key
+    // per match kept, in the partition of its time only (pruned as it runs).
+    const row = tx
+      .select(listed)
+      .from(logs)
+      .where(and(eq(logs.projectId, projectId), sql`${logs.id} = ${page.id}`, sql`${logs.timestamp} = ${page.timestamp}`))
+      .as('row');
     return tx
-      .select({ cursorTime: microseconds(page.timestamp), id: page.id, matched: sql<number>`${page.matched}`.mapWith(Number) })
+      .select({ ...row._.selectedFields, matched: sql<number>`${page.matched}`.mapWith(Number) })
       .from(page)
+      .innerJoinLateral(row, sql`true`)
       .orderBy(sql`${page.timestamp} desc nulls last`, sql`${page.id} desc nulls last`);
   };
   // A slice (LogFilters.slice) needs no settings: bounded at both ends in time, with its text
@@ -57,7 +64,7 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
     : await keys(db);
   const first = found[0];
   return {
-    rows: await rowsByKey(db, projectId, found),
+    rows: found.map(({ matched: _, ...log }) => log as ListedLog),
     matched: first ? first.matched : offset === 0 && !after ? 0 : undefined,
   };
 }

@@ -1,7 +1,7 @@
 import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
-import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, rollupCount, searchScope, type Estimate } from './logs.counts.repository.js';
+import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
 import { likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, slicedPage, worthSlicing } from './logs.indexed.repository.js';
 
@@ -36,11 +36,14 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
   let planned: Promise<Estimate> | undefined;
   const plan = () => (planned ??= estimate(db, counted));
   // The size of the list without the search: exact from the rollups where they can tell.
-  const unsearched = rollupCount(db, projectId, others).then(async (exact) =>
+  // The project's days come with it (a round trip fewer), for the searches that read the index.
+  const summary = rollupSummary(db, projectId, others, true);
+  const unsearched = summary.then(async ({ count: exact }) =>
     exact === undefined
       ? { ...(await estimate(db, where(projectId, { ...others, after: undefined }))), exact: false }
       : { rows: exact, cost: 0, exact: true },
   );
+  const scope = async () => searchScope(db, projectId, (await unsearched).rows, (await summary).days);
   // Awaited only on the paths that need it; a failure must not go unhandled on the others.
   unsearched.catch(() => undefined);
   const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
@@ -107,7 +110,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     if (found) return found;
     // Too rare for the walk: the newest slice of time that should fill the page.
     const sliced = worthSlicing(limit, share, all.rows)
-      ? await slicedPage(db, projectId, filters, limit, share, { listRows: all.rows, scope: await searchScope(db, projectId, all.rows) })
+      ? await slicedPage(db, projectId, filters, limit, share, { listRows: all.rows, scope: await scope() })
       : undefined;
     if (sliced) return sliced;
   } else {
@@ -117,8 +120,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     );
     if (found) return found;
   }
-  const scope = await searchScope(db, projectId, (await unsearched).rows);
-  const { rows, matched } = await indexedPage(db, projectId, { ...filters, ...scope }, limit, offset);
+  const { rows, matched } = await indexedPage(db, projectId, { ...filters, ...(await scope()) }, limit, offset);
   if (matched !== undefined) return { rows, total: matched, estimated: false };
   // The page is empty, so it carries no count: the cursor or the offset is past the last match.
   return { rows, ...(await countLogs(db, counted, await plan(), true)) };

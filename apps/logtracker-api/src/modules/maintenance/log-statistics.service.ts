@@ -30,6 +30,13 @@ export function createLogStatisticsService(deps: { db: DbTx }) {
       const stale = await repo.staleLogPartitions(deps.db, ANALYZE_MIN_ROWS, ANALYZE_GROWTH, PARTITIONS_PER_PASS);
       return repo.analyzePartitions(deps.db, stale);
     },
+    /**
+     * Merges what ingest left in the trigram indexes' pending lists (mergeSearchPending), once it
+     * pauses and now and then while it goes on; answers the pages merged.
+     */
+    mergePending(): Promise<number> {
+      return repo.mergeSearchPending(deps.db);
+    },
   };
 }
 
