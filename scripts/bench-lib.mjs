@@ -272,7 +272,8 @@ export function processCpuSeconds(pid) {
 
 /**
  * The CPU seconds every local PostgreSQL process has used (Linux /proc; 0 when the server is
- * elsewhere): the database's share of a measured load on this machine.
+ * elsewhere): the database's share of a measured load on this machine. A backend that has ended
+ * counts in its parent's children's times (the postmaster's), so the sum only grows.
  */
 export function postgresCpuSeconds() {
   let total = 0;
@@ -282,7 +283,7 @@ export function postgresCpuSeconds() {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (!stat.includes('(postgres)')) continue;
       const fields = stat.split(') ').at(-1).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
     } catch {
       // The process ended while being read.
     }

@@ -7,7 +7,8 @@ import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
 import { indexedPage, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
-import { isWideProject, keptEstimate, searchScope } from '../src/modules/logs/logs.counts.repository.js';
+import { isWideProject, keptEstimate, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
+import { searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { where } from '../src/modules/logs/logs.filters.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
@@ -544,6 +545,25 @@ describe('search over many logs', () => {
     expect(worthSlicing(50, 0.004, 4_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0003, 40_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0003, 500_000)).toBe(false);
+    // A share the last search found is known, however small: a word in 66 of 4 million logs is
+    // fetched whole, not probed first; the planner's floor for the same word is probed.
+    expect(worthSlicing(50, 0.0000165, 4_000_000, true)).toBe(false);
+    expect(worthSlicing(50, 0.0000165, 4_000_000)).toBe(true);
+    // Searched again through the API, the word reads as the share its last search found; a share
+    // learned wrong (a burst of the word since, or none) changes the path, never the page.
+    const searches = t.database.customPlanDb;
+    const key = searchShareKey(sliced, { search: 'deadlock' });
+    const again = (await list(sliced, 'search=deadlock&per_page=50')).json();
+    expect(messages(again.data)).toEqual(wanted.slice(0, 50));
+    expect(learnedShare(searches, key)).toBeCloseTo(again.meta.total / 60_000, 6);
+    for (const wrong of [0, 0.00001, 0.0025, 0.3]) {
+      learnShare(searches, key, wrong);
+      const page = (await list(sliced, 'search=deadlock&per_page=50')).json();
+      expect(messages(page.data)).toEqual(wanted.slice(0, 50));
+      expect(page.meta.total).toBeGreaterThanOrEqual(50);
+      learnShare(searches, key, wrong);
+      expect((await walk(sliced, 'deadlock', 50)).messages).toEqual(wanted);
+    }
     // Through the API, whichever way the list reads it: every match once, newest first.
     const first = (await list(sliced, 'search=deadlock&per_page=50')).json();
     expect(messages(first.data)).toEqual(wanted.slice(0, 50));

@@ -143,6 +143,38 @@ export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined):
   return entry.estimate;
 }
 
+/** How long the share of a search's matches, as its last search found it, is kept (learnedShare). */
+const LEARNED_SHARE_MS = 60_000;
+
+/** Shares learned, per database handle, by the key of their search. */
+const learnedShares = new WeakMap<DbTx, Map<string, { share: number; at: number }>>();
+
+/**
+ * The share of a search's matches in its list, as the last search of the same text and filters
+ * found it within LEARNED_SHARE_MS (learnShare), or undefined. The planner prices any word missing
+ * from its sample at the same floor, a rare token as an uncommon word; what a search counted tells
+ * them apart, and a search run again (a refresh, the next page, a dashboard) reads as the share
+ * says: the slice that fills its page, or every match of a rare word, without a probe first. A share
+ * that changed since (a burst of the word) costs time, never results: every path answers the same
+ * page.
+ */
+export function learnedShare(db: DbTx, key: string): number | undefined {
+  const found = learnedShares.get(db)?.get(key);
+  return found && Date.now() - found.at < LEARNED_SHARE_MS ? found.share : undefined;
+}
+
+/** Keeps the share of matches a search found (learnedShare), under the key of its text and filters. */
+export function learnShare(db: DbTx, key: string, share: number): void {
+  let learned = learnedShares.get(db);
+  if (!learned) learnedShares.set(db, (learned = new Map()));
+  const now = Date.now();
+  if (learned.size >= 1_000 && !learned.has(key)) {
+    for (const [k, v] of learned) if (now - v.at >= LEARNED_SHARE_MS) learned.delete(k);
+    if (learned.size >= 1_000) learned.clear();
+  }
+  learned.set(key, { share, at: now });
+}
+
 /**
  * How a search of a project of `projectRows` logs reads the trigram index: checked on the rows
  * the index finds when the project is wide (isWideProject), within the days it has logs in (by

@@ -1,9 +1,9 @@
 import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
-import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
+import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
 import { likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
-import { indexedPage, slicedPage, worthSlicing } from './logs.indexed.repository.js';
+import { indexedPage, isKnownShare, slicedPage, worthSlicing } from './logs.indexed.repository.js';
 
 /**
  * A search reads the newest logs in index order when the planner expects at least this share of
@@ -47,6 +47,14 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
   // Awaited only on the paths that need it; a failure must not go unhandled on the others.
   unsearched.catch(() => undefined);
   const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
+  // The share of matches a search of the whole list (no time bounds) found is kept for the next
+  // search of the same text and filters (learnedShare).
+  const wholeList = !filters.from && !filters.to;
+  const shareKey = searchShareKey(projectId, filters);
+  const learn = <T extends { total: number }>(page: T, listRows: number): T => {
+    if (wholeList) learnShare(db, shareKey, page.total / Math.max(1, listRows));
+    return page;
+  };
 
   /**
    * A full page from a read of the newest logs, where `share` of them matched; `gate` is the
@@ -104,15 +112,19 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
       const scale = all.rows / Math.max(1, recent.rows);
       return { rows: Math.round(recentMatching.rows * scale), cost: recentMatching.cost * scale };
     };
-    // The newest logs, read no further than the page needs.
-    const share = recentMatching.rows / Math.max(1, recent.rows);
+    // The newest logs, read no further than the page needs. A word the planner cannot size takes
+    // the share its last search found, where there is one (learnedShare).
+    const planned = recentMatching.rows / Math.max(1, recent.rows);
+    const learned = isKnownShare(planned) || !wholeList ? undefined : learnedShare(db, shareKey);
+    const share = learned ?? planned;
+    const known = learned !== undefined || isKnownShare(planned);
     const found = await readNewest(share, (walkRows) => streamedPage(db, newest, filters.search, walkRows, limit), gate);
     if (found) return found;
     // Too rare for the walk: the newest slice of time that should fill the page.
-    const sliced = worthSlicing(limit, share, all.rows)
-      ? await slicedPage(db, projectId, filters, limit, share, { listRows: all.rows, scope: await scope() })
+    const sliced = worthSlicing(limit, share, all.rows, known)
+      ? await slicedPage(db, projectId, filters, limit, share, { listRows: all.rows, scope: await scope(), known })
       : undefined;
-    if (sliced) return sliced;
+    if (sliced) return learn(sliced, all.rows);
   } else {
     const [p, all] = await Promise.all([plan(), unsearched]);
     const found = await readNewest(p.rows / Math.max(1, all.rows), (walkRows) =>
@@ -121,9 +133,17 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     if (found) return found;
   }
   const { rows, matched } = await indexedPage(db, projectId, { ...filters, ...(await scope()) }, limit, offset);
-  if (matched !== undefined) return { rows, total: matched, estimated: false };
+  if (matched !== undefined) {
+    const page = { rows, total: matched, estimated: false };
+    return offset === 0 ? learn(page, (await unsearched).rows) : page;
+  }
   // The page is empty, so it carries no count: the cursor or the offset is past the last match.
   return { rows, ...(await countLogs(db, counted, await plan(), true)) };
+}
+
+/** The key a search's share of matches is learned under (learnedShare): its project, text and filters but time. */
+export function searchShareKey(projectId: number, filters: LogFilters & { search: string }): string {
+  return JSON.stringify([projectId, filters.search, filters.level, filters.source, filters.patternId]);
 }
 
 /**

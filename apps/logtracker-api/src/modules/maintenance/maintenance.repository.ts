@@ -1,4 +1,4 @@
-import { queryRows, timestamptz, withTransaction } from '@repo/db';
+import { queryRows, sqlState, timestamptz, withTransaction } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import type { RollupGrain } from '../../db/schema/index.js';
@@ -107,17 +107,26 @@ export async function analyzePartitions(db: DbTx, names: string[]): Promise<stri
  * limit (4 MB, about 2 000 logs): a burst that ends leaves up to that much for every later search to
  * read (9–12 ms a search on this bench's machine, against 3 ms merged). Every partition is looked
  * at, an empty list costing a read of its metapage: backfills land anywhere, and the server's row
- * counts that would say where can trail a writer by ten seconds.
+ * counts that would say where can trail a writer by ten seconds. A partition dropped meanwhile
+ * (retention) fails the statement, which then runs again, without it.
  */
 export async function mergeSearchPending(db: DbTx): Promise<number> {
-  const [row] = await queryRows<{ pages: number | string | null }>(
-    db,
-    sql`select sum(gin_clean_pending_list(x.indexrelid)) as pages
-          from pg_inherits i
-          join pg_index x on x.indrelid = i.inhrelid
-          join pg_class c on c.oid = x.indexrelid
-          join pg_am a on a.oid = c.relam
-         where i.inhparent = 'logs'::regclass and a.amname = 'gin'`,
-  );
-  return Number(row?.pages ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [row] = await queryRows<{ pages: number | string | null }>(
+        db,
+        sql`select sum(gin_clean_pending_list(x.indexrelid)) as pages
+              from pg_inherits i
+              join pg_index x on x.indrelid = i.inhrelid
+              join pg_class c on c.oid = x.indexrelid
+              join pg_am a on a.oid = c.relam
+             where i.inhparent = 'logs'::regclass and a.amname = 'gin'`,
+      );
+      return Number(row?.pages ?? 0);
+    } catch (error) {
+      // "could not open relation with OID …" (XX000), or the table gone (42P01): a partition the
+      // catalogue still listed as the statement began was dropped before its index was reached.
+      if (attempt >= 3 || !['XX000', '42P01'].includes(sqlState(error) ?? '')) throw error;
+    }
+  }
 }
