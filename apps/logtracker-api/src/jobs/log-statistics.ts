@@ -20,6 +20,28 @@ const QUIET_MERGE_MS = 1_000;
 /** …and at most this often while batches keep coming, so that a steady trickle never leaves a full list. */
 const MERGE_EVERY_MS = 10_000;
 
+/** Runs `fn` once `ms` have passed since the last `arm()`; idle, it holds no timer. */
+function afterLast(ms: number, fn: () => void) {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    arm() {
+      if (timer) {
+        timer.refresh();
+        return;
+      }
+      timer = setTimeout(() => {
+        timer = undefined;
+        fn();
+      }, ms);
+      timer.unref();
+    },
+    clear() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
 /**
  * Refreshes the logs partitions' statistics after ingest (see createLogStatisticsService): any
  * stored batch arms a check a second later; while batches keep coming, one check a second; and a
@@ -30,11 +52,9 @@ const MERGE_EVERY_MS = 10_000;
 export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; events: LogEvents }) {
   const statistics = createLogStatisticsService({ db: deps.db });
   let timer: NodeJS.Timeout | undefined;
-  let lateCounts: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let pending = false;
   let closed = false;
-  let quiet: NodeJS.Timeout | undefined;
   let merging: Promise<unknown> | undefined;
   let mergedAt = Date.now();
 
@@ -48,17 +68,7 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
         merging = undefined;
       });
   };
-  const armQuiet = () => {
-    if (quiet) {
-      quiet.refresh();
-      return;
-    }
-    quiet = setTimeout(() => {
-      quiet = undefined;
-      merge();
-    }, QUIET_MERGE_MS);
-    quiet.unref();
-  };
+  const quiet = afterLast(QUIET_MERGE_MS, merge);
 
   const check = () => {
     timer = undefined;
@@ -83,29 +93,19 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     timer.unref();
   };
 
-  const armLateCounts = () => {
-    if (lateCounts) {
-      lateCounts.refresh();
-      return;
-    }
-    lateCounts = setTimeout(() => {
-      lateCounts = undefined;
-      arm();
-    }, LATE_COUNTS_CHECK_MS);
-    lateCounts.unref();
-  };
+  const lateCounts = afterLast(LATE_COUNTS_CHECK_MS, () => arm());
 
   const unsubscribe = deps.events.subscribeAll(() => {
     arm();
-    armLateCounts();
-    armQuiet();
+    lateCounts.arm();
+    quiet.arm();
   });
   app.addHook('preClose', async () => {
     closed = true;
     unsubscribe();
     if (timer) clearTimeout(timer);
-    if (lateCounts) clearTimeout(lateCounts);
-    if (quiet) clearTimeout(quiet);
+    lateCounts.clear();
+    quiet.clear();
     await Promise.all([running, merging]);
   });
   return statistics;

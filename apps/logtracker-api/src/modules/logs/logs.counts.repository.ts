@@ -117,37 +117,58 @@ export async function estimate(db: DbTx, condition: SQL | undefined): Promise<Es
  */
 const KEPT_ESTIMATE_MS = 5_000;
 
-/** Estimates kept, per database handle, by the key of their list. */
-const keptEstimates = new WeakMap<DbTx, Map<string, { estimate: Promise<Estimate>; at: number }>>();
+/**
+ * Values kept `ms` per database handle (one process may hold several: the tests, a second
+ * instance's pool), by key; at most 1 000 a handle, the expired dropped first.
+ */
+function keptPerHandle<V>(ms: number) {
+  const byHandle = new WeakMap<DbTx, Map<string, { value: V; at: number }>>();
+  return {
+    get(db: DbTx, key: string): V | undefined {
+      const found = byHandle.get(db)?.get(key);
+      return found && Date.now() - found.at < ms ? found.value : undefined;
+    },
+    /** Keeps `value`; answers its entry, for `forget`. */
+    set(db: DbTx, key: string, value: V): { value: V; at: number } {
+      let kept = byHandle.get(db);
+      if (!kept) byHandle.set(db, (kept = new Map()));
+      const now = Date.now();
+      if (kept.size >= 1_000 && !kept.has(key)) {
+        for (const [k, v] of kept) if (now - v.at >= ms) kept.delete(k);
+        if (kept.size >= 1_000) kept.clear();
+      }
+      const entry = { value, at: now };
+      kept.set(key, entry);
+      return entry;
+    },
+    /** Drops the entry `set` answered, unless a newer one took its place. */
+    forget(db: DbTx, key: string, entry: { value: V; at: number }): void {
+      const kept = byHandle.get(db);
+      if (kept?.get(key) === entry) kept.delete(key);
+    },
+  };
+}
+
+const keptEstimates = keptPerHandle<Promise<Estimate>>(KEPT_ESTIMATE_MS);
 
 /**
  * The planner's estimate of `condition` (estimate), kept KEPT_ESTIMATE_MS under `key`, which must
  * name everything the condition depends on. For lists without a search, whose keys repeat.
  */
 export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined): Promise<Estimate> {
-  let kept = keptEstimates.get(db);
-  if (!kept) keptEstimates.set(db, (kept = new Map()));
-  const now = Date.now();
-  const found = kept.get(key);
-  if (found && now - found.at < KEPT_ESTIMATE_MS) return found.estimate;
-  if (kept.size >= 1_000) {
-    for (const [k, v] of kept) if (now - v.at >= KEPT_ESTIMATE_MS) kept.delete(k);
-    if (kept.size >= 1_000) kept.clear();
-  }
-  const entry = { estimate: estimate(db, condition), at: now };
-  kept.set(key, entry);
+  const found = keptEstimates.get(db, key);
+  if (found) return found;
+  const entry = keptEstimates.set(db, key, estimate(db, condition));
   // A failed estimate is not kept (unless a newer one took its place): the next request plans it again.
-  entry.estimate.catch(() => {
-    if (kept.get(key) === entry) kept.delete(key);
-  });
-  return entry.estimate;
+  entry.value.catch(() => keptEstimates.forget(db, key, entry));
+  return entry.value;
 }
 
 /** How long the share of a search's matches, as its last search found it, is kept (learnedShare). */
 const LEARNED_SHARE_MS = 60_000;
 
 /** Shares learned, per database handle, by the key of their search. */
-const learnedShares = new WeakMap<DbTx, Map<string, { share: number; at: number }>>();
+const learnedShares = keptPerHandle<number>(LEARNED_SHARE_MS);
 
 /**
  * The share of a search's matches in its list, as the last search of the same text and filters
@@ -159,20 +180,12 @@ const learnedShares = new WeakMap<DbTx, Map<string, { share: number; at: number 
  * page.
  */
 export function learnedShare(db: DbTx, key: string): number | undefined {
-  const found = learnedShares.get(db)?.get(key);
-  return found && Date.now() - found.at < LEARNED_SHARE_MS ? found.share : undefined;
+  return learnedShares.get(db, key);
 }
 
 /** Keeps the share of matches a search found (learnedShare), under the key of its text and filters. */
 export function learnShare(db: DbTx, key: string, share: number): void {
-  let learned = learnedShares.get(db);
-  if (!learned) learnedShares.set(db, (learned = new Map()));
-  const now = Date.now();
-  if (learned.size >= 1_000 && !learned.has(key)) {
-    for (const [k, v] of learned) if (now - v.at >= LEARNED_SHARE_MS) learned.delete(k);
-    if (learned.size >= 1_000) learned.clear();
-  }
-  learned.set(key, { share, at: now });
+  learnedShares.set(db, key, share);
 }
 
 /**
