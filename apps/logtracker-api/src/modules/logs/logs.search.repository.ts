@@ -1,20 +1,8 @@
-import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, newestFirst } from '../../db/schema/index.js';
 import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
-import { likePattern, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, isKnownShare, slicedPage, worthSlicing } from './logs.indexed.repository.js';
-
-/**
- * A search reads the newest logs in index order when the planner expects at least this share of
- * them to match (a page within 10 000 rows); below, the trigram index finds the matches. About
- * where the two cost the same on a million-log project: reading a row in index order costs about
- * half of finding, fetching and sorting a match.
- */
-const SEARCH_WALK_MIN_SHARE = 0.005;
-
-/** Bounds of that read, in rows: twice what the estimate says a page needs, within these. */
-const SEARCH_WALK_ROWS = { min: 2_000, max: 20_000 };
+import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, type NewestRead } from './logs.walk.repository.js';
 
 /**
  * A search, by the cheaper of two plans for the share of logs that match:
@@ -166,48 +154,4 @@ function recentDay(filters: LogFilters): { from: Date; to?: Date } {
 function dayKey(projectId: number, filters: LogFilters, day: { from: Date; to?: Date }): string {
   const minute = (d?: Date) => (d ? Math.floor(d.getTime() / 60_000) : null);
   return JSON.stringify([projectId, filters.level, filters.source, filters.patternId, filters.before?.getTime(), minute(day.from), minute(day.to)]);
-}
-
-/** A page read from the newest logs, and the share of them that matched. */
-interface NewestRead {
-  rows: ListedLog[];
-  share: number;
-}
-
-/**
- * The first `limit` matches among the `walkRows` newest logs that pass the other filters, read in
- * index order and no further than the last of them (row_number streams, the scan stops): the page,
- * and the share of matches among the logs read.
- */
-async function streamedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number): Promise<NewestRead> {
-  const read = sql<number>`row_number() over (order by ${logs.timestamp} desc nulls last, ${logs.id} desc nulls last)`.as('read');
-  const newest = db.select({ ...listed, read }).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
-  const found = await db
-    .select()
-    .from(newest)
-    .where(ilike(newest.message, likePattern(search)))
-    .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
-    .limit(limit);
-  const rows = found.map(({ read: _, ...row }) => row as ListedLog);
-  // A full page: its matches over the logs read to fill it; else every match among the logs read.
-  const share = rows.length === limit ? limit / Number(found.at(-1)?.read) : rows.length / walkRows;
-  return { rows, share };
-}
-
-/**
- * The matches among the `walkRows` newest logs that pass the other filters: the page asked for,
- * how many there were in all (0 when the page is empty: the offset may have passed them), and
- * their share.
- */
-async function walkedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number, offset: number) {
-  const newest = db.select(listed).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
-  const found = await db
-    .select({ ...newest._.selectedFields, matched: sql<number>`count(*) over ()`.as('matched') })
-    .from(newest)
-    .where(ilike(newest.message, likePattern(search)))
-    .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
-    .limit(limit)
-    .offset(offset);
-  const matched = Number(found[0]?.matched ?? 0);
-  return { rows: found.map(({ matched: _, ...row }) => row as ListedLog), matched, share: matched / walkRows };
 }
