@@ -571,22 +571,23 @@ describe('search over many logs', () => {
   }, 120_000);
 
   it('reads the older logs in order when the newest slice is short of a word the planner knows to be common', async () => {
-    // The newest 30 000 logs, within half a minute, are copies of one batch sent again and again,
-    // two of them holding "timeout"; before them a quarter of the logs do. The slice of the newest
+    // The newest 30 000 logs are copies of one batch of 100 sent again and again, its timestamps
+    // within a second of one minute, two of them holding "timeout"; before them a quarter of the
+    // logs do. The slice of the newest
     // minute finds two matches; a list of millions then read the older logs in order as far as the
     // page needs, where fetching every older match would have cost as many as the project holds.
     const copies = (await createProject(t, owner)).id;
     await t.database.db.execute(
       sql`insert into logs (project_id, level, message, "timestamp")
           select ${copies}::int, 'error', case when i in (5, 17) then 'Upstream timeout after ' || i || ' ms' else 'Request served' end,
-                 now() - make_interval(secs => i * 0.001)
+                 date_trunc('minute', now()) - interval '30 seconds' + make_interval(secs => (i % 100) * 0.01)
             from generate_series(1, 30000) as i
           union all
           select ${copies}::int, 'error', case when i % 4 = 0 then 'Upstream timeout after ' || i || ' ms' else 'Request ' || i || ' served' end,
                  now() - interval '1 hour' - make_interval(secs => i)
             from generate_series(1, 20000) as i`,
     );
-    const wanted = ['Upstream timeout after 5 ms', 'Upstream timeout after 17 ms', ...Array.from({ length: 48 }, (_, k) => `Upstream timeout after ${4 * (k + 1)} ms`)];
+    const wanted = ['Upstream timeout after 17 ms', 'Upstream timeout after 5 ms', ...Array.from({ length: 48 }, (_, k) => `Upstream timeout after ${4 * (k + 1)} ms`)];
     const page = await slicedPage(t.database.db, copies, { search: 'timeout', level: 'error' }, 50, 0.25, { listRows: 5_000_000, scope: { wideProject: false } });
     expect(page!.rows.map((l) => l.message)).toEqual(wanted);
     // Estimated: the older matches were not all fetched to be counted.
