@@ -321,8 +321,8 @@ describe.skipIf(!browserPath)('the log explorer, in Chromium', { timeout: 60_000
     for (let again = 1; again <= 2 && result.seen.length > 0; again++) {
       // The target is no such frame. This machine's two cores also run the server, its database
       // and other test files (in CI, another package's tests too): a frame stretched by them is
-      // measured again, from a fresh load, up to twice (two runs in five of the whole suite on one
-      // machine saw such frames on both of two tries); a page gone slow has them every time.
+      // measured again, from a fresh load, up to twice (two runs in five of all the app's test files
+      // at once saw such frames on both of two tries); a page gone slow has them every time.
       await page.goto(`${base}/?project=${checkout}&range=24h`);
       await rowsWhere(page, (messages) => messages.length > 10);
       result = await scrollToEnd();
