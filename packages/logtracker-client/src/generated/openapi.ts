@@ -2268,7 +2268,7 @@ export interface operations {
                             per_page: number;
                             total: number;
                             last_page: number;
-                            /** @description Whether `total` and `last_page` are estimates. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more; a `search` is estimated where counting would cost more than the page: from the share of matches among the newest logs read for it, or in the newest slice of time searched for it */
+                            /** @description Whether `total` and `last_page` are estimates. A list filtered by `level` at most is counted exactly at any size, from counts kept as logs arrive (for projects keeping logs 60 days or less). Others are counted exactly up to 10 000 matches, unless the planner expects far more; a `search` is estimated where counting would cost more than the page: from the share of matches among the newest logs read for it, in the newest slice of time searched for it, or among the older logs read in order after that slice */
                             total_is_estimate: boolean;
                             /** @description Pass as `cursor` for the next page; null on the last page */
                             next_cursor: string | null;
