@@ -573,9 +573,9 @@ describe('search over many logs', () => {
   it('reads the older logs in order when the newest slice is short of a word the planner knows to be common', async () => {
     // The newest 30 000 logs are copies of one batch of 100 sent again and again, its timestamps
     // within a second of one minute, two of them holding "timeout"; before them a quarter of the
-    // logs do. The slice of the newest
-    // minute finds two matches; a list of millions then read the older logs in order as far as the
-    // page needs, where fetching every older match would have cost as many as the project holds.
+    // logs do. The slice of the newest minute finds two matches; a list of millions then reads the
+    // older logs in order as far as the page needs, where fetching every older match would have
+    // cost as many as the project holds.
     const copies = (await createProject(t, owner)).id;
     await t.database.db.execute(
       sql`insert into logs (project_id, level, message, "timestamp")

@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
 import { cursorTime, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
-import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage } from './logs.walk.repository.js';
+import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
 /**
  * Every match through the trigram index, counted, and the page of them asked for. The matches are
@@ -229,7 +229,7 @@ export async function slicedPage(
  */
 async function walkOlder(db: DbTx, projectId: number, filters: LogFilters & { search: string }, end: Date, wanted: number, share: number, olderRows: number) {
   if (share < SEARCH_WALK_MIN_SHARE) return undefined;
-  const walkRows = Math.min(SEARCH_WALK_ROWS.max, Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * wanted) / share)));
+  const walkRows = Math.min(SEARCH_WALK_ROWS.max, walkRowsFor(wanted, share));
   if (2 * share * olderRows <= walkRows) return undefined;
   return streamedPage(db, where(projectId, { ...filters, search: undefined, before: end }), filters.search, walkRows, wanted);
 }

@@ -2,7 +2,7 @@ import type { DbTx } from '../../db/index.js';
 import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
 import { where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, isKnownShare, slicedPage, worthSlicing } from './logs.indexed.repository.js';
-import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, type NewestRead } from './logs.walk.repository.js';
+import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walkRowsFor, type NewestRead } from './logs.walk.repository.js';
 
 /**
  * A search, by the cheaper of two plans for the share of logs that match:
@@ -34,7 +34,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
   const scope = async () => searchScope(db, projectId, (await unsearched).rows, (await summary).days);
   // Awaited only on the paths that need it; a failure must not go unhandled on the others.
   unsearched.catch(() => undefined);
-  const rowsFor = (s: number) => Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * (offset + limit)) / s));
+  const rowsFor = (s: number) => walkRowsFor(offset + limit, s);
   // The share of matches a search of the whole list (no time bounds) found is kept for the next
   // search of the same text and filters (learnedShare).
   const wholeList = !filters.from && !filters.to;

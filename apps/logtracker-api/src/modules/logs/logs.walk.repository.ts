@@ -18,6 +18,14 @@ export const SEARCH_WALK_MIN_SHARE = 0.005;
 /** Bounds of that read, in rows: twice what the estimate says a page needs, within these. */
 export const SEARCH_WALK_ROWS = { min: 2_000, max: 20_000 };
 
+/**
+ * The logs a walk reads for `wanted` matches at this share: twice the expected, at least
+ * SEARCH_WALK_ROWS.min (the caller caps it at the max, or weighs it against the max).
+ */
+export function walkRowsFor(wanted: number, share: number): number {
+  return Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * wanted) / share));
+}
+
 /** A page read from the newest logs, and the share of them that matched. */
 export interface NewestRead {
   rows: ListedLog[];
