@@ -120,12 +120,16 @@ describe('ping', () => {
 });
 
 describe('plans', () => {
-  it('keeps prepared plans on the main pool, and plans every statement for its values on the custom-plan one', async () => {
+  it('keeps prepared plans on the main pool, plans every statement for its values on the custom-plan one, and compiles none', async () => {
     const mode = async (db: DbOrTx) =>
       (await queryRows<{ plan_cache_mode: string }>(db, sql`select current_setting('plan_cache_mode') as plan_cache_mode`))[0]
         ?.plan_cache_mode;
     expect(await mode(handle.db)).toBe('auto');
     if (handle.driver === 'postgres') {
+      // No JIT compilation on either pool (connect-postgres.ts, JIT_OFF).
+      for (const db of [handle.db, handle.customPlanDb]) {
+        expect((await queryRows<{ jit: string }>(db, sql`select current_setting('jit') as jit`))[0]?.jit).toBe('off');
+      }
       expect(handle.customPlanDb).not.toBe(handle.db);
       expect(await mode(handle.customPlanDb)).toBe('force_custom_plan');
       expect(await names(handle.customPlanDb)).toEqual(await names(handle.db));
