@@ -542,6 +542,8 @@ describe('search over many logs', () => {
     expect(worthSlicing(50, 0.0025, 60_000)).toBe(false);
     expect(worthSlicing(50, 0.002, 150_000)).toBe(false);
     expect(worthSlicing(50, 0.0012, 4_000_000)).toBe(true);
+    expect(worthSlicing(50, 0.0012, 2_000_000)).toBe(true);
+    expect(worthSlicing(50, 0.0012, 1_000_000)).toBe(false);
     expect(worthSlicing(50, 0.004, 4_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0003, 40_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0003, 500_000)).toBe(false);
