@@ -6,7 +6,8 @@ import { buildTestApp, type TestApp } from './helpers.js';
 /**
  * The tables a Citus cluster distributes by `project_id` (infra/SCALING.md): the logs and what grows
  * with them. Citus requires the distribution column in every primary key and unique index of a
- * distributed table; every other index carries it too, but the trigram index of the messages.
+ * distributed table; every other index carries it too, the search's index among them (its keys
+ * are the project's trigrams, an expression over project_id and the message).
  */
 const DISTRIBUTED = ['logs', 'log_patterns', 'log_level_counts', 'log_source_counts', 'patterns', 'miner_states'];
 
@@ -28,7 +29,9 @@ describe('keys of the tables distributed by project (the catalog after migration
       t.database.db,
       sql`select c.relname as "table", i.relname as "index",
                  case when x.indisprimary then 'primary key' when x.indisunique then 'unique' else 'index' end as kind,
-                 array(select a.attname::text from unnest(x.indkey) k join pg_attribute a on a.attrelid = c.oid and a.attnum = k) as columns
+                 array(select a.attname::text from unnest(x.indkey) k join pg_attribute a on a.attrelid = c.oid and a.attnum = k)
+                   || case when x.indexprs is not null and pg_get_expr(x.indexprs, x.indrelid) like '%project_id%' then array['project_id (in an expression)'] else array[]::text[] end
+                   as columns
           from pg_index x
           join pg_class c on c.oid = x.indrelid
           join pg_class i on i.oid = x.indexrelid
@@ -44,13 +47,10 @@ describe('keys of the tables distributed by project (the catalog after migration
     }
     // The partitions of logs were read too (their keys are what Citus checks shard by shard).
     expect(indexes.some((row) => row.table.startsWith('logs_') && row.kind === 'primary key')).toBe(true);
-    // The one exception: the trigram index of the messages (a key is the message alone; a project
-    // key there was a posting list of every log of the project, walked on each search).
-    const trigrams = (row: { table: string; kind: string; columns: string[] }) =>
-      (row.table === 'logs' || row.table.startsWith('logs_')) && row.kind === 'index' && row.columns.join() === 'message';
-    expect(indexes.filter(trigrams).length).toBeGreaterThan(1);
+    // The search's index holds the project in its expression (log_search_keys(project_id, message)).
+    expect(indexes.filter((row) => row.index.includes('search_keys') && row.columns.includes('project_id (in an expression)')).length).toBeGreaterThan(1);
     const missing = indexes
-      .filter((row) => !row.columns.includes('project_id') && !trigrams(row))
+      .filter((row) => !row.columns.some((column) => column.startsWith('project_id')))
       .map((row) => `${row.table}.${row.index} (${row.kind}: ${row.columns.join(', ')})`);
     expect(missing).toEqual([]);
   });

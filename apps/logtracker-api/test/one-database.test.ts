@@ -95,7 +95,15 @@ describe('a database migrated before the log tracker had a schema of its own', (
       handle,
       sql`select proname from pg_proc where pronamespace = 'logtracker'::regnamespace order by 1`,
     );
-    expect(functions.map((f) => f.proname)).toEqual(['log_for_member', 'logs_ensure_partitions', 'logs_rollup_delete', 'logs_rollup_insert']);
+    expect(functions.map((f) => f.proname)).toEqual([
+      'log_for_member',
+      'log_search_keys',
+      'log_search_query_keys',
+      'logs_ensure_partitions',
+      'logs_rollup_delete',
+      'logs_rollup_insert',
+      'logs_search_keys_without_statistics',
+    ]);
     // The whole history, carried over once, then the move recorded after it.
     const history = await rows<{ n: number }>(handle, sql`select count(*)::int as n from logtracker.__drizzle_migrations`);
     expect(history[0]?.n).toBe(journal.entries.length);

@@ -120,15 +120,19 @@ describe('ping', () => {
 });
 
 describe('plans', () => {
-  it('keeps prepared plans on the main pool, plans every statement for its values on the custom-plan one, and compiles none', async () => {
+  it('keeps prepared plans on the main pool, plans every statement for its values on the custom-plan one, and neither compiles nor runs in parallel', async () => {
     const mode = async (db: DbOrTx) =>
       (await queryRows<{ plan_cache_mode: string }>(db, sql`select current_setting('plan_cache_mode') as plan_cache_mode`))[0]
         ?.plan_cache_mode;
     expect(await mode(handle.db)).toBe('auto');
     if (handle.driver === 'postgres') {
-      // No JIT compilation on either pool (connect-postgres.ts, JIT_OFF).
+      // No JIT compilation nor parallel workers on either pool (connect-postgres.ts, OLTP_SETTINGS).
       for (const db of [handle.db, handle.customPlanDb]) {
-        expect((await queryRows<{ jit: string }>(db, sql`select current_setting('jit') as jit`))[0]?.jit).toBe('off');
+        const [settings] = await queryRows<{ jit: string; workers: string }>(
+          db,
+          sql`select current_setting('jit') as jit, current_setting('max_parallel_workers_per_gather') as workers`,
+        );
+        expect(settings).toEqual({ jit: 'off', workers: '0' });
       }
       expect(handle.customPlanDb).not.toBe(handle.db);
       expect(await mode(handle.customPlanDb)).toBe('force_custom_plan');

@@ -32,6 +32,14 @@ export interface LogFilters {
    */
   slice?: boolean;
   /**
+   * The search's matches are found through the project's trigram keys (logs_search_keys_idx,
+   * migration 0017): the keys its text is sure to hold, looked up in the project's own posting
+   * lists, beside the text itself checked on each row. Only for a text with three letters or
+   * digits in a row (hasSearchKeys), and only on the index path: a read of the newest logs in
+   * order checks the text alone.
+   */
+  indexed?: boolean;
+  /**
    * The days the project has logs in (from the daily rollups): bounds that change no match and
    * leave the other days' partitions unread. A wide project's search is checked on the rows the
    * trigram index finds, and without them it looked the word up in every day's index, other
@@ -60,6 +68,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
         ? sql`${logs.message} ilike (select ${likePattern(filters.search)}::text)`
         : ilike(logs.message, likePattern(filters.search))
       : undefined,
+    filters.search && filters.indexed ? searchKeys(projectId, filters.search, filters.slice) : undefined,
     filters.patternId
       ? sql`exists (select 1 from ${logPatterns} lp
                      where lp.project_id = ${projectId} and lp.timestamp = ${logs.timestamp} and lp.log_id = ${logs.id}
@@ -74,6 +83,20 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
         ]
       : []),
   );
+}
+
+/** Whether a search text has keys in the project's trigram index: three letters or digits in a row. */
+export function hasSearchKeys(search: string): boolean {
+  return /[\p{L}\p{N}]{3}/u.test(search);
+}
+
+/**
+ * The condition the project's trigram keys index answers (LogFilters.indexed): the message's keys
+ * hold every key of the text. A slice hides the keys from the planner as it hides the text.
+ */
+function searchKeys(projectId: number, search: string, hidden = false): SQL {
+  const keys = sql`log_search_query_keys(${projectId}::int, ${search}::text)`;
+  return sql`log_search_keys(${logs.projectId}, ${logs.message}) @> ${hidden ? sql`(select ${keys})` : keys}`;
 }
 
 /** The search text is matched literally: %, _ and \ lose their LIKE meaning. */

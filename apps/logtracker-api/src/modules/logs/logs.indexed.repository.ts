@@ -2,31 +2,34 @@ import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import { cursorTime, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { cursorTime, hasSearchKeys, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
 /**
- * Every match through the trigram index, counted, and the page of them asked for. The matches are
- * gathered as their keys only (time and id), so counting them and keeping the newest sorts narrow
- * rows; the page's rows are then read whole by their key, in the same statement (a round trip
- * fewer). The count runs before the cursor and
- * the offset, so `matched` is the size of the whole filtered list.
+ * Every match through the project's trigram keys (LogFilters.indexed), counted, and the page of
+ * them asked for. The matches are gathered as their keys only (time and id), so counting them and
+ * keeping the newest sorts narrow rows; the page's rows are then read whole by their key, in the
+ * same statement (a round trip fewer). The count runs before the cursor and the offset, so
+ * `matched` is the size of the whole filtered list.
  * Index scans (which would read the project in order) and sequential scans are turned off for
- * the gathering, leaving bitmap scans of the trigram index, and-ed with the b-trees where the
- * planner finds that cheaper. A list bounded in time is planned for its values: its partitions
- * are pruned as it is planned, and the plan can weigh the time index against the text (the
- * newest slice of a search). Any other is the generic plan, planned once per connection (the
- * statement is prepared): planning it for its values over 30 daily partitions of logs took 45 to
- * 70 ms, more than running it. A project holding a large share of the logs (`wideProject`) is
- * checked on the rows the trigram index finds: and-ing the trigrams with the project's b-tree read
- * every log of the project (3 170 pages for a rare word in one of five projects, 1 590 without).
- * Without three letters or digits in a row the trigram index has nothing to look up, and forcing
- * it would read all of it: the planner chooses then.
+ * the gathering, leaving bitmap scans of the keys, and-ed with the b-trees where the planner finds
+ * that cheaper. A list bounded in time is planned for its values: its partitions are pruned as it
+ * is planned, and the plan can weigh the time index against the text (the newest slice of a
+ * search). Any other is the generic plan, planned once per connection (the statement is
+ * prepared): planning it for its values over 30 daily partitions of logs took 45 to 70 ms, more
+ * than running it. A project holding a large share of the logs (`wideProject`) is checked on the
+ * rows the keys find: and-ing them with the project's b-tree would mark every log of the project.
+ * Without three letters or digits in a row the text has no key to look up: the planner chooses.
  */
 export async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
   const matching = db
     .$with('matching')
-    .as(db.select({ timestamp: logs.timestamp, id: logs.id }).from(logs).where(where(projectId, { ...filters, after: undefined })));
+    .as(
+      db
+        .select({ timestamp: logs.timestamp, id: logs.id })
+        .from(logs)
+        .where(where(projectId, { ...filters, after: undefined, indexed: hasSearchKeys(filters.search) })),
+    );
   const after = filters.after;
   const keys = (tx: DbTx) => {
     const page = tx
@@ -51,14 +54,19 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
       .innerJoinLateral(row, sql`true`)
       .orderBy(sql`${page.timestamp} desc nulls last`, sql`${page.id} desc nulls last`);
   };
-  // A slice (LogFilters.slice) needs no settings: bounded at both ends in time, with its text
-  // hidden, it is planned as a BitmapAnd of the trigram and the time indexes, for its values or
-  // generically (the plan the statement keeps after five runs, pruned as it runs).
-  const found = /[\p{L}\p{N}]{3}/u.test(filters.search) && !filters.slice
+  // Bitmaps of the keys are kept exact (SEARCH_WORK_MEM). A slice (LogFilters.slice) needs no
+  // other setting: bounded at both ends in time, with its text hidden, it is planned as a BitmapAnd
+  // of the keys and the time index, for its values or generically (the plan the statement keeps
+  // after five runs, pruned as it runs).
+  const keyed = hasSearchKeys(filters.search);
+  const found = keyed
     ? await withTransaction(db, async (tx) => {
         await tx.execute(
-          sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
-                     set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true)`,
+          filters.slice
+            ? sql`select set_config('work_mem', ${SEARCH_WORK_MEM}, true)`
+            : sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
+                         set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true),
+                         set_config('work_mem', ${SEARCH_WORK_MEM}, true)`,
         );
         return keys(tx);
       })
@@ -69,6 +77,14 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
     matched: first ? first.matched : offset === 0 && !after ? 0 : undefined,
   };
 }
+
+/**
+ * The memory a search's bitmaps may take before they turn lossy (a page marked, not its rows): a
+ * lossy page's every row is checked again, the keys computed anew from its message (9 µs a row),
+ * and a minute holding 1.8 million copies of the same batches cost 34 s that way with the default
+ * 4 MB. Exact, a day's partition of 10 million logs takes about 13 MB of bitmap.
+ */
+const SEARCH_WORK_MEM = '32MB';
 
 /**
  * The logs of these keys, whole, newest first: one probe of the primary key per id, in the
@@ -176,7 +192,7 @@ export async function slicedPage(
 ): Promise<SearchPage | undefined> {
   const { listRows } = list;
   const known = list.known ?? isKnownShare(share);
-  if ((known && share * SLICE_ROWS.max < limit) || filters.patternId || filters.source || !/[\p{L}\p{N}]{3}/u.test(filters.search)) return undefined;
+  if ((known && share * SLICE_ROWS.max < limit) || filters.patternId || filters.source || !hasSearchKeys(filters.search)) return undefined;
   const first = await sliceStart(db, projectId, filters, known ? sliceRows(limit, share) : SLICE_ROWS.min);
   if (!first || (filters.from && first.start <= filters.from)) return undefined;
   let slice: Slice = first;
