@@ -18,14 +18,14 @@ export interface LogFilters {
   before?: Date;
   /**
    * The project holds a large share of all logs: its condition is left out of the indexes'
-   * reach, so that a search finds its matches through the trigram index alone and checks the
-   * project on the rows (logs.indexed.repository).
+   * reach, so that a search finds its matches through its trigram keys alone (which hold the
+   * project) rather than and-ed with the project's b-tree (logs.indexed.repository).
    */
   wideProject?: boolean;
   /**
    * The list is a slice of a search (logs.indexed.repository): its text is given to the planner
    * as a sub-select, which it cannot read, so that it takes the default share of a pattern (0.5 %)
-   * and and-s the trigram index with the time index over the slice. With the text itself it
+   * and and-s the trigram keys with the time index over the slice. With the text itself it
    * estimates any word missing from its sample at its floor (0.01 % of the rows), and then checks
    * the time of every match of the whole day on its row: 4 866 rows for a word in 0.12 % of a
    * 4-million-log day (11 ms), where the slice's 66 cost 4 ms with the time index.
@@ -42,9 +42,10 @@ export interface LogFilters {
   /**
    * The days the project has logs in (from the daily rollups): bounds that change no match and
    * leave the other days' partitions unread. A wide project's search is checked on the rows the
-   * trigram index finds, and without them it looked the word up in every day's index, other
-   * projects' days included: 68 ms for a word no log holds with 30 days of other projects' logs,
-   * where the project's own two days take 5.
+   * index finds, and without them it looked the word up in every day's index, other projects' days
+   * included: 68 ms for a word no log holds with 30 days of other projects' logs, where the
+   * project's own two days took 5 (measured with the trigram index of the message; with the
+   * project's keys, a day without the project's logs answers from its index's first pages).
    */
   days?: { from: Date; to: Date };
 }

@@ -114,12 +114,14 @@ export async function rowsByKey(db: DbTx, projectId: number, keys: { cursorTime:
 const SLICE_ROWS = { min: 10_000, max: 120_000 };
 
 /**
- * How many logs of a slice cost what one match fetched through the trigram index alone costs: the
- * time index marks each log of the slice in a bitmap (0.07 µs a log), the trigram index alone
- * fetches and checks each match of the days on its row, with other projects' matches of the same
- * days (2.3 µs a row on a 4-million-log day alone, 4.1 µs a match of the project's with neighbours
- * in its days: 3 282 rows for 2 474 matches, 13.5 ms). Fetching every match of a word in 0.12 % of
- * 2 million logs took 20.4 ms (p50) through the API, a slice of 83 000 logs 13.6 ms.
+ * How many logs of a slice cost what one match fetched through the index alone costs: the time
+ * index marks each log of the slice in a bitmap (0.07 µs a log), the index alone fetches and
+ * checks each match of the days on its row (2.3 µs a row on a 4-million-log day of one project;
+ * 4.1 µs a match with the trigram index of the message beside neighbours, whose matches it fetched
+ * too: 3 282 rows for 2 474 matches, 13.5 ms). Fetching every match of a word in 0.12 % of 2
+ * million logs took 20.4 ms (p50) through the API, a slice of 83 000 logs 13.6 ms; with the
+ * project's keys (migration 0017) the neighbours' rows are gone, and the figure was not measured
+ * again.
  */
 const SLICE_ROWS_PER_MATCH = 40;
 
@@ -172,7 +174,7 @@ type Slice = { start: Date; rowsSince: number; rowsBelow: number };
  * A first or cursor page of a search whose matches are too few among the newest logs for a read
  * of them in order (the walk) and too many to fetch all: the newest slice of time holding about
  * what the page needs (from the minute rollups, exact per project and level), or SLICE_ROWS.min
- * logs where the share is unknown, searched through the trigram index and-ed with the time index
+ * logs where the share is unknown, searched through the trigram keys and-ed with the time index
  * (LogFilters.slice), which fetches the slice's matches only. A slice that comes short is followed
  * by one more, sized by the share of matches it found, where that costs less than fetching the
  * older matches. A full page
@@ -230,8 +232,8 @@ export async function slicedPage(
           estimated: true,
         };
       }
-      // The slices and-ed the trigrams with the time index, led by the project; the rest is the
-      // trigram index's alone when the project is a large share of the logs.
+      // The slices and-ed the trigram keys with the time index, led by the project; the rest is the
+      // keys' alone when the project is a large share of the logs.
       const rest = await indexedPage(db, projectId, { ...filters, before: end, ...list.scope }, limit - rows.length, 0);
       return { rows: [...rows, ...rest.rows], total: matched + (rest.matched ?? 0), estimated: false };
     }
