@@ -35,7 +35,7 @@
 //      project: the first page's time from navigation, and frames while scrolling 10 000 lines.
 //   9. One table of figures, targets and pass/fail, also written to bench/results.md.
 // Exits 0 when a target is missed (it is a measurement), non-zero on errors, and when the soak finds
-// memory unstable or any non-2xx answer.
+// memory unstable, any non-2xx answer, or its last minute off its first (throughput or p99) by more than a fifth.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -1137,7 +1137,7 @@ async function main() {
     cleanups.delete('sql');
     await sql.end({ timeout: 5 });
   }
-  if (!soakOk) log('soak: memory unstable or failed requests (see above): exit 1');
+  if (!soakOk) log('soak: memory unstable, failed requests, or a last minute off its first by more than a fifth (see above): exit 1');
   return soakOk ? 0 : 1;
 }
 
