@@ -16,16 +16,17 @@ interface Pool<S extends Record<string, unknown>> {
 }
 
 /**
- * Every pooled connection runs without JIT compilation, and without parallel workers. PostgreSQL compiles a statement whose
- * estimated cost passes jit_above_cost (100 000), and a search's generic plan over a month of daily
- * partitions costs that as soon as other projects fill the same days, whatever it then reads: a
- * search for a word no log holds read 51 buffers and took 64 ms, all but a few of them compiling
- * 197 functions, every time (the bench's growth phase, a project of 1 million logs beside 8 million
- * of other projects: 104 ms p95, against 14 ms at 250 000 logs). The app's statements each read a
- * page or a count, where compiling never pays for itself. Parallel workers likewise: a search whose
- * estimate passed their threshold was planned as a Gather of two workers, which took 7 ms to start
- * for a lookup that read 49 buffers in 0.3 ms (and on two cores, they take the cores the other
- * requests need). Neither touches the migrations' own connection (index builds keep their workers).
+ * Every pooled connection runs without JIT compilation, and without parallel workers. PostgreSQL
+ * compiles a statement whose estimated cost passes jit_above_cost (100 000), and a search's generic
+ * plan over a month of daily partitions costs that as soon as other projects fill the same days,
+ * whatever it then reads: a search for a word no log holds read 51 buffers and took 64 ms, all but
+ * a few of them compiling 197 functions, every time (the bench's growth phase, a project of 1
+ * million logs beside 8 million of other projects: 104 ms p95, against 14 ms at 250 000 logs). The
+ * app's statements each read a page or a count, where compiling never pays for itself. Parallel
+ * workers likewise: a search whose estimate passed their threshold was planned as a Gather of two
+ * workers, which took 7 ms to start for a lookup that read 49 buffers in 0.3 ms (and on two cores,
+ * they take the cores the other requests need). Neither touches the migrations' own connection
+ * (index builds keep their workers).
  */
 const OLTP_SETTINGS = { jit: 'off', max_parallel_workers_per_gather: '0' };
 

@@ -22,13 +22,14 @@ import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } fr
  * Without three letters or digits in a row the text has no key to look up: the planner chooses.
  */
 export async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
+  const keyed = hasSearchKeys(filters.search);
   const matching = db
     .$with('matching')
     .as(
       db
         .select({ timestamp: logs.timestamp, id: logs.id })
         .from(logs)
-        .where(where(projectId, { ...filters, after: undefined, indexed: hasSearchKeys(filters.search) })),
+        .where(where(projectId, { ...filters, after: undefined, indexed: keyed })),
     );
   const after = filters.after;
   const keys = (tx: DbTx) => {
@@ -58,7 +59,6 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
   // other setting: bounded at both ends in time, with its text hidden, it is planned as a BitmapAnd
   // of the keys and the time index, for its values or generically (the plan the statement keeps
   // after five runs, pruned as it runs).
-  const keyed = hasSearchKeys(filters.search);
   const found = keyed
     ? await withTransaction(db, async (tx) => {
         await tx.execute(
