@@ -100,9 +100,9 @@ describe('a database migrated before the log tracker had a schema of its own', (
       'log_search_keys',
       'log_search_query_keys',
       'logs_ensure_partitions',
+      'logs_partition_statistics',
       'logs_rollup_delete',
       'logs_rollup_insert',
-      'logs_search_keys_without_statistics',
     ]);
     // The whole history, carried over once, then the move recorded after it.
     const history = await rows<{ n: number }>(handle, sql`select count(*)::int as n from logtracker.__drizzle_migrations`);

@@ -44,8 +44,9 @@ function afterLast(ms: number, fn: () => void) {
 
 /**
  * Refreshes the logs partitions' statistics after ingest (see createLogStatisticsService): any
- * stored batch arms a check a second later; while batches keep coming, one check a second; and a
- * last one once the counts of the burst's end are in. The trigram indexes' pending lists are
+ * stored batch arms a check a second later; while batches keep coming, one check a second; one
+ * when a partition left waiting for its spacing is due; and a last one once the counts of the
+ * burst's end are in. The trigram indexes' pending lists are
  * merged a second after the last batch, and every ten seconds while ingest goes on. Idle, it
  * costs nothing.
  */
@@ -70,6 +71,19 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
   };
   const quiet = afterLast(QUIET_MERGE_MS, merge);
 
+  // A partition left waiting for its spacing (ANALYZE_SPACING_MS) is looked at again when it is
+  // due, whether or not batches keep coming: the last of a burst gets its statistics.
+  let due: NodeJS.Timeout | undefined;
+  const checkWhenDue = (ms: number) => {
+    if (closed) return;
+    if (due) clearTimeout(due);
+    due = setTimeout(() => {
+      due = undefined;
+      arm();
+    }, Math.max(0, ms - CHECK_INTERVAL_MS));
+    due.unref();
+  };
+
   const check = () => {
     timer = undefined;
     if (closed) return;
@@ -77,6 +91,9 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     if (Date.now() - mergedAt >= MERGE_EVERY_MS) merge();
     running = app.metrics
       .job('log_statistics', () => statistics.refresh())
+      .then((pass) => {
+        if (pass.nextDueInMs !== undefined) checkWhenDue(pass.nextDueInMs);
+      })
       .catch((error: unknown) => app.log.warn({ err: error }, 'refreshing the logs statistics failed'))
       .finally(() => {
         running = undefined;
@@ -104,6 +121,7 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     closed = true;
     unsubscribe();
     if (timer) clearTimeout(timer);
+    if (due) clearTimeout(due);
     lateCounts.clear();
     quiet.clear();
     await Promise.all([running, merging]);

@@ -55,17 +55,29 @@ export async function mergeFreshRollups(db: DbTx, rollup: RollupTable, closedBef
   return Number(row?.n ?? 0);
 }
 
+/** A partition whose statistics are stale, and how long until it may be analysed again. */
+export interface StalePartition {
+  name: string;
+  /** 0: now. More: it was analysed less than the spacing ago, and waits this many milliseconds. */
+  dueInMs: number;
+}
+
 /**
  * Daily partitions of logs written to since their statistics were last gathered by more than
- * `growth` of the rows they had then (and at least `minRows`), most changed first. Read from the
- * server's activity statistics, which the writing connections report about once a second.
+ * `growth` of the rows they had then (and at least `minRows`), most changed first, each with the
+ * time left before it may be analysed again: `spacingMs` after its last analysis (by anyone: an
+ * instance of the app or autovacuum). Read from the server's activity statistics, which the
+ * writing connections report about once a second.
  */
-export async function staleLogPartitions(db: DbTx, minRows: number, growth: number, limit: number): Promise<string[]> {
+export async function staleLogPartitions(db: DbTx, minRows: number, growth: number, spacingMs: number, limit: number): Promise<StalePartition[]> {
   // This connection's own pending counts first (with PGlite, the one connection is also the writer's).
   await db.execute(sql`do $$ begin perform pg_stat_force_next_flush(); exception when undefined_function then null; end $$`);
-  const rows = await queryRows<{ name: string }>(
+  const rows = await queryRows<{ name: string; due_in_ms: number | string }>(
     db,
-    sql`select s.relname as name
+    sql`select s.relname as name,
+               greatest(0, ceil(extract(epoch from (
+                 greatest(s.last_analyze, s.last_autoanalyze) + ${spacingMs}::int * interval '1 millisecond' - clock_timestamp()
+               )) * 1000))::int as due_in_ms
           from pg_stat_user_tables s
           join pg_inherits i on i.inhrelid = s.relid
          where i.inhparent = 'logs'::regclass
@@ -73,7 +85,7 @@ export async function staleLogPartitions(db: DbTx, minRows: number, growth: numb
          order by s.n_mod_since_analyze desc
          limit ${limit}`,
   );
-  return rows.map((r) => r.name);
+  return rows.map((r) => ({ name: r.name, dueInMs: Number(r.due_in_ms ?? 0) }));
 }
 
 /**
