@@ -2,6 +2,7 @@ import { claimedStatement, claimedWrite, executeCount, queryRows, timestamptz, w
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, type Log, type NewLog } from '../../db/schema/index.js';
+import { patternOfLogColumn } from '../patterns/index.js';
 import { SLICE_BYTES, type BatchText } from './batch-text.js';
 
 /**
@@ -158,12 +159,12 @@ const fromFunction = Object.fromEntries(
  * A log the user may read: one of a project they are a member of. An id says nothing of the day
  * a log belongs to, so the lookup probes every daily partition; log_for_member (migration 0007)
  * keeps its plan for the session, where planning it afresh over every partition cost more than
- * running it.
+ * running it. Its pattern comes in the same statement.
  */
-export async function findLogForMember(db: DbTx, logId: number, userId: number): Promise<Log | undefined> {
+export async function findLogForMember(db: DbTx, logId: number, userId: number): Promise<(Log & { patternId: number | null }) | undefined> {
   const [row] = await db
-    .select(fromFunction)
+    .select({ ...fromFunction, patternId: patternOfLogColumn({ projectId: sql`l.project_id`, timestamp: sql`l."timestamp"`, id: sql`l.id` }).mapWith(Number) })
     .from(sql`log_for_member(${logId}::bigint, ${userId}::int) as l`)
     .limit(1);
-  return row as Log | undefined;
+  return row as (Log & { patternId: number | null }) | undefined;
 }

@@ -3,7 +3,7 @@ import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { NewLog } from '../../db/schema/index.js';
 import type { IngestPrincipal } from '../ingest-keys/index.js';
-import { patternOfLog, patternsOfLogs } from '../patterns/index.js';
+import { patternsOfLogs } from '../patterns/index.js';
 import type { ProjectAccess } from '../projects/index.js';
 import type { IngestedLog, LogEvents } from './log-events.js';
 import type { IngestMetrics } from './logs.metrics.js';
@@ -162,7 +162,7 @@ export function createLogsService(deps: {
     async get(actor: Actor, logId: number) {
       const log = await repo.findLogForMember(db, logId, actor.userId);
       if (!log) throw AppError.notFound('Log');
-      return { ...log, patternId: (await patternOfLog(db, log)) ?? null };
+      return log;
     },
   };
 }

@@ -2,7 +2,7 @@
 import { patternsByIds, patternsFirstSeenSince, topPatterns } from './patterns.repository.js';
 
 export { evaluateSample, formatTable, sampleName, type SampleResult } from './evaluation.js';
-export { deleteExpiredTags, patternOfLog, patternsOfLogs } from './patterns.repository.js';
+export { deleteExpiredTags, patternOfLogColumn, patternsOfLogs } from './patterns.repository.js';
 export { createPatternMiningService, type PatternMiningService } from './patterns.service.js';
 
 /** The records other modules read and change in their own transactions. */

@@ -254,18 +254,13 @@ export async function patternsOfLogs(db: DbTx, projectId: number, found: { id: n
 }
 
 /**
- * The pattern of one log, or undefined. Its time comes to the millisecond (a Date), the tag's to
- * the microsecond: the tag is found within that millisecond of the key.
+ * The pattern of the log in these columns, or null, as a scalar subquery of the statement that
+ * reads the log: its tag found by the key, in the same round trip.
  */
-export async function patternOfLog(db: DbTx, log: { projectId: number; id: number; timestamp: Date }) {
-  const [row] = await queryRows<{ pattern_id: number }>(
-    db,
-    sql`select pattern_id from log_patterns
-         where project_id = ${log.projectId} and timestamp >= ${timestamptz(log.timestamp)}
-           and timestamp < ${timestamptz(log.timestamp)} + interval '1 millisecond' and log_id = ${log.id}
-         limit 1`,
-  );
-  return row?.pattern_id;
+export function patternOfLogColumn(log: { projectId: SQL; timestamp: SQL; id: SQL }): SQL<number | null> {
+  return sql<number | null>`(select lp.pattern_id from log_patterns lp
+                              where lp.project_id = ${log.projectId} and lp.timestamp = ${log.timestamp} and lp.log_id = ${log.id}
+                              limit 1)`;
 }
 
 /**
