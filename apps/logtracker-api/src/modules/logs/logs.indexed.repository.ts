@@ -59,16 +59,21 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
   // other setting: bounded at both ends in time, with its text hidden, it is planned as a BitmapAnd
   // of the keys and the time index, for its values or generically (the plan the statement keeps
   // after five runs, pruned as it runs).
+  // The settings and the search go to the server together (one write, one round trip: the
+  // driver pipelines statements issued at once on a connection), which runs them in order.
   const found = keyed
     ? await withTransaction(db, async (tx) => {
-        await tx.execute(
-          filters.slice
-            ? sql`select set_config('work_mem', ${SEARCH_WORK_MEM}, true)`
-            : sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
-                         set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true),
-                         set_config('work_mem', ${SEARCH_WORK_MEM}, true)`,
-        );
-        return keys(tx);
+        const [, rows] = await Promise.all([
+          tx.execute(
+            filters.slice
+              ? sql`select set_config('work_mem', ${SEARCH_WORK_MEM}, true)`
+              : sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
+                           set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true),
+                           set_config('work_mem', ${SEARCH_WORK_MEM}, true)`,
+          ),
+          keys(tx),
+        ]);
+        return rows;
       })
     : await keys(db);
   const first = found[0];

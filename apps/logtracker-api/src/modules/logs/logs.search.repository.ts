@@ -1,5 +1,5 @@
 import type { DbTx } from '../../db/index.js';
-import { countLogs, estimate, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
+import { countLogs, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
 import { where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, isKnownShare, slicedPage, worthSlicing } from './logs.indexed.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walkRowsFor, type NewestRead } from './logs.walk.repository.js';
@@ -21,14 +21,16 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
   const others = { ...filters, search: undefined };
   const counted = where(projectId, { ...filters, after: undefined });
   const newest = where(projectId, others);
+  // The planner's estimates are kept a few seconds (keptEstimate): a search run again (a refresh,
+  // the next page, a dashboard) plans none of them anew.
   let planned: Promise<Estimate> | undefined;
-  const plan = () => (planned ??= estimate(db, counted));
+  const plan = () => (planned ??= keptEstimate(db, estimateKey(projectId, filters, filters), counted));
   // The size of the list without the search: exact from the rollups where they can tell.
   // The project's days come with it (a round trip fewer), for the searches that read the index.
   const summary = rollupSummary(db, projectId, others, true);
   const unsearched = summary.then(async ({ count: exact }) =>
     exact === undefined
-      ? { ...(await estimate(db, where(projectId, { ...others, after: undefined }))), exact: false }
+      ? { ...(await keptEstimate(db, estimateKey(projectId, others, filters), where(projectId, { ...others, after: undefined }))), exact: false }
       : { rows: exact, cost: 0, exact: true },
   );
   const scope = async () => searchScope(db, projectId, (await unsearched).rows, (await summary).days);
@@ -85,8 +87,8 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     const ownDay = !filters.after && day.from.getTime() === filters.from?.getTime() && day.to?.getTime() === filters.to?.getTime();
     const [all, recent, recentMatching] = await Promise.all([
       unsearched,
-      ownDay ? unsearched : keptEstimate(db, dayKey(projectId, others, day), where(projectId, { ...others, ...day, after: undefined })),
-      ownDay ? plan() : estimate(db, where(projectId, { ...filters, ...day, after: undefined })),
+      ownDay ? unsearched : keptEstimate(db, estimateKey(projectId, others, day), where(projectId, { ...others, ...day, after: undefined })),
+      ownDay ? plan() : keptEstimate(db, estimateKey(projectId, filters, day), where(projectId, { ...filters, ...day, after: undefined })),
     ]);
     if (all.exact && !filters.after && all.rows <= SEARCH_WALK_ROWS.min) {
       // A list this short is read whole: its matches are the page, and their number the total.
@@ -148,10 +150,19 @@ function recentDay(filters: LogFilters): { from: Date; to?: Date } {
 }
 
 /**
- * The key of the estimate of a day of a list without its search (keptEstimate): the project, the
- * filters the condition holds, and the day's bounds to the minute.
+ * The key of the estimate of a list within these bounds (keptEstimate): the project, the filters
+ * the condition holds (the search among them, when it has one), and the bounds to the minute.
  */
-function dayKey(projectId: number, filters: LogFilters, day: { from: Date; to?: Date }): string {
+function estimateKey(projectId: number, filters: LogFilters, bounds: { from?: Date; to?: Date }): string {
   const minute = (d?: Date) => (d ? Math.floor(d.getTime() / 60_000) : null);
-  return JSON.stringify([projectId, filters.level, filters.source, filters.patternId, filters.before?.getTime(), minute(day.from), minute(day.to)]);
+  return JSON.stringify([
+    projectId,
+    filters.search ?? null,
+    filters.level,
+    filters.source,
+    filters.patternId,
+    filters.before?.getTime(),
+    minute(bounds.from),
+    minute(bounds.to),
+  ]);
 }
