@@ -16,6 +16,8 @@ export const ANALYZE_MIN_ROWS = 5_000;
  * with no analysis). Spaced, it takes a few percent, and statistics still trail a burst by seconds.
  */
 export const ANALYZE_SPACING_MS = 5_000;
+/** When a partition could not be analysed for a lock another held: the next try. */
+const HELD_RETRY_MS = 2_000;
 /** At most this many partitions per pass (a burst lands in today's, sometimes yesterday's too). */
 const PARTITIONS_PER_PASS = 3;
 
@@ -51,6 +53,8 @@ export function createLogStatisticsService(deps: { db: DbTx; spacingMs?: number 
       const due = stale.filter((p) => p.dueInMs === 0).map((p) => p.name);
       const waits = stale.filter((p) => p.dueInMs > 0).map((p) => p.dueInMs);
       const analysed = await repo.analyzePartitions(deps.db, due);
+      // One held by autovacuum or by another instance's pass is tried again shortly.
+      if (analysed.length < due.length) waits.push(HELD_RETRY_MS);
       return waits.length > 0 ? { analysed, nextDueInMs: Math.min(...waits) } : { analysed };
     },
     /**

@@ -89,17 +89,41 @@ export async function staleLogPartitions(db: DbTx, minRows: number, growth: numb
 }
 
 /**
- * Gathers the planner's statistics of these partitions, unless another instance is doing it now
- * (an advisory lock held for the transaction); answers the partitions analysed.
+ * How long the statistics keeper's statements wait for a lock before leaving the partition for a
+ * later pass. Autovacuum holds the locks they need while it vacuums a partition (the table's, and
+ * the GIN metapage's while it merges the pending list), and a backend that waits a second
+ * (deadlock_timeout) behind it cancels it: the vacuum's work so far is lost, and it starts over at
+ * its next round. The keeper analysed today's partition every second of sustained ingest, and
+ * autovacuum's vacuum of it was cancelled again and again.
+ */
+const KEEPER_LOCK_TIMEOUT_MS = 100;
+
+/** Runs `fn` in a transaction whose statements wait at most KEEPER_LOCK_TIMEOUT_MS for a lock; undefined when one timed out. */
+async function withoutWaiting<T>(db: DbTx, fn: (tx: DbTx) => Promise<T>): Promise<T | undefined> {
+  try {
+    return await withTransaction(db, async (tx) => {
+      await tx.execute(sql`select set_config('lock_timeout', ${`${KEEPER_LOCK_TIMEOUT_MS}ms`}, true)`);
+      return fn(tx);
+    });
+  } catch (error) {
+    if (sqlState(error) === '55P03') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Gathers the planner's statistics of these partitions, each unless another instance is doing it
+ * now (an advisory lock held for its transaction) or autovacuum holds it (withoutWaiting); answers
+ * the partitions analysed.
  */
 export async function analyzePartitions(db: DbTx, names: string[]): Promise<string[]> {
-  if (names.length === 0) return [];
-  return withTransaction(db, async (tx) => {
-    const [lock] = await queryRows<{ ok: boolean }>(tx, sql`select pg_try_advisory_xact_lock(hashtext('logs_statistics')) as ok`);
-    if (!lock?.ok) return [];
-    for (const name of names) {
+  const analysed: string[] = [];
+  for (const name of names) {
+    const done = await withoutWaiting(db, async (tx) => {
+      const [lock] = await queryRows<{ ok: boolean }>(tx, sql`select pg_try_advisory_xact_lock(hashtext('logs_statistics')) as ok`);
+      if (!lock?.ok) return false;
       await tx.execute(sql`analyze ${sql.identifier(name)}`);
-      // The trigram index's pending list: GIN appends new entries there (fastupdate) and every
+      // The search keys' pending list: GIN appends new entries there (fastupdate) and every
       // search reads all of it; inserts merge it only past its limit, and several inserting at
       // once let it grow beyond. Merged here, after a burst, rather than read by each search.
       await tx.execute(
@@ -107,38 +131,46 @@ export async function analyzePartitions(db: DbTx, names: string[]): Promise<stri
              join pg_class i on i.oid = x.indexrelid join pg_am a on a.oid = i.relam
             where x.indrelid = ${name}::regclass and a.amname = 'gin'`,
       );
-    }
-    return names;
-  });
+      return true;
+    });
+    if (done) analysed.push(name);
+  }
+  return analysed;
 }
 
 /**
- * Merges the pending lists of the logs partitions' GIN (trigram) indexes into the indexes proper;
- * answers how many pending pages were merged. GIN appends new entries to a pending list
+ * Merges the pending lists of the logs partitions' GIN (search keys) indexes into the indexes
+ * proper; answers how many pending pages were merged. GIN appends new entries to a pending list
  * (fastupdate), which every search of the partition reads whole, and inserts merge it only past its
  * limit (4 MB, about 2 000 logs): a burst that ends leaves up to that much for every later search to
  * read (9–12 ms a search on this bench's machine, against 3 ms merged). Every partition is looked
  * at, an empty list costing a read of its metapage: backfills land anywhere, and the server's row
- * counts that would say where can trail a writer by ten seconds. A partition dropped meanwhile
- * (retention) fails the statement, which then runs again, without it.
+ * counts that would say where can trail a writer by ten seconds. Each index on its own, never
+ * waiting behind autovacuum (withoutWaiting): one it is vacuuming is merged by it. A partition
+ * dropped meanwhile (retention) is passed over.
  */
 export async function mergeSearchPending(db: DbTx): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
+  const indexes = await queryRows<{ oid: number | string }>(
+    db,
+    sql`select x.indexrelid::int8 as oid
+          from pg_inherits i
+          join pg_index x on x.indrelid = i.inhrelid
+          join pg_class c on c.oid = x.indexrelid
+          join pg_am a on a.oid = c.relam
+         where i.inhparent = 'logs'::regclass and a.amname = 'gin'`,
+  );
+  let pages = 0;
+  for (const index of indexes) {
     try {
-      const [row] = await queryRows<{ pages: number | string | null }>(
-        db,
-        sql`select sum(gin_clean_pending_list(x.indexrelid)) as pages
-              from pg_inherits i
-              join pg_index x on x.indrelid = i.inhrelid
-              join pg_class c on c.oid = x.indexrelid
-              join pg_am a on a.oid = c.relam
-             where i.inhparent = 'logs'::regclass and a.amname = 'gin'`,
+      const merged = await withoutWaiting(db, (tx) =>
+        queryRows<{ pages: number | string | null }>(tx, sql`select gin_clean_pending_list(${Number(index.oid)}::oid::regclass) as pages`),
       );
-      return Number(row?.pages ?? 0);
+      pages += Number(merged?.[0]?.pages ?? 0);
     } catch (error) {
-      // "could not open relation with OID …" (XX000), or the table gone (42P01): a partition the
-      // catalogue still listed as the statement began was dropped before its index was reached.
-      if (attempt >= 3 || !['XX000', '42P01'].includes(sqlState(error) ?? '')) throw error;
+      // "could not open relation with OID …" (XX000), or the table gone (42P01): dropped since
+      // the catalogue was read.
+      if (!['XX000', '42P01'].includes(sqlState(error) ?? '')) throw error;
     }
   }
+  return pages;
 }
