@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DbTx } from '../db/index.js';
-import type { LogEvents } from '../modules/logs/index.js';
+import { forgetKeptEstimates, type LogEvents } from '../modules/logs/index.js';
 import { createLogStatisticsService } from '../modules/maintenance/index.js';
 
 /** How soon after ingest the partitions' statistics are looked at, and how often while it goes on. */
@@ -92,6 +92,8 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     running = app.metrics
       .job('log_statistics', () => statistics.refresh())
       .then((pass) => {
+        // Estimates kept for searches came from the statistics just replaced.
+        if (pass.analysed.length > 0) forgetKeptEstimates();
         if (pass.nextDueInMs !== undefined) checkWhenDue(pass.nextDueInMs);
       })
       .catch((error: unknown) => app.log.warn({ err: error }, 'refreshing the logs statistics failed'))

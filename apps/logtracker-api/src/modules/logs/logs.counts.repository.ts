@@ -121,15 +121,16 @@ const KEPT_ESTIMATE_MS = 5_000;
  * Values kept `ms` per database handle (one process may hold several: the tests, a second
  * instance's pool), by key; at most 1 000 a handle, the expired dropped first.
  */
-function keptPerHandle<V>(ms: number) {
-  const byHandle = new WeakMap<DbTx, Map<string, { value: V; at: number }>>();
+function keptPerHandle<V>(ms: number, { untilNewStatistics = false } = {}) {
+  const byHandle = new WeakMap<DbTx, Map<string, { value: V; at: number; generation: number }>>();
   return {
     get(db: DbTx, key: string): V | undefined {
       const found = byHandle.get(db)?.get(key);
+      if (untilNewStatistics && found?.generation !== statisticsGeneration) return undefined;
       return found && Date.now() - found.at < ms ? found.value : undefined;
     },
     /** Keeps `value`; answers its entry, for `forget`. */
-    set(db: DbTx, key: string, value: V): { value: V; at: number } {
+    set(db: DbTx, key: string, value: V): { value: V; at: number; generation: number } {
       let kept = byHandle.get(db);
       if (!kept) byHandle.set(db, (kept = new Map()));
       const now = Date.now();
@@ -137,19 +138,31 @@ function keptPerHandle<V>(ms: number) {
         for (const [k, v] of kept) if (now - v.at >= ms) kept.delete(k);
         if (kept.size >= 1_000) kept.clear();
       }
-      const entry = { value, at: now };
+      const entry = { value, at: now, generation: statisticsGeneration };
       kept.set(key, entry);
       return entry;
     },
     /** Drops the entry `set` answered, unless a newer one took its place. */
-    forget(db: DbTx, key: string, entry: { value: V; at: number }): void {
+    forget(db: DbTx, key: string, entry: { value: V; at: number; generation: number }): void {
       const kept = byHandle.get(db);
       if (kept?.get(key) === entry) kept.delete(key);
     },
   };
 }
 
-const keptEstimates = keptPerHandle<Promise<Estimate>>(KEPT_ESTIMATE_MS);
+/**
+ * Bumped when this process gathers new planner statistics (the statistics keeper, after a burst):
+ * the estimates kept before were planned from the old ones, and a search right after a burst must
+ * not be sized by them.
+ */
+let statisticsGeneration = 0;
+
+/** Drops the planner's estimates kept so far (keptEstimate): the statistics they came from changed. */
+export function forgetKeptEstimates(): void {
+  statisticsGeneration++;
+}
+
+const keptEstimates = keptPerHandle<Promise<Estimate>>(KEPT_ESTIMATE_MS, { untilNewStatistics: true });
 
 /**
  * The planner's estimate of `condition` (estimate), kept KEPT_ESTIMATE_MS under `key`, which must
