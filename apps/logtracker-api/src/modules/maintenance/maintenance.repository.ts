@@ -123,17 +123,22 @@ export async function analyzePartitions(db: DbTx, names: string[]): Promise<stri
       const [lock] = await queryRows<{ ok: boolean }>(tx, sql`select pg_try_advisory_xact_lock(hashtext('logs_statistics')) as ok`);
       if (!lock?.ok) return false;
       await tx.execute(sql`analyze ${sql.identifier(name)}`);
-      // The search keys' pending list: GIN appends new entries there (fastupdate) and every
-      // search reads all of it; inserts merge it only past its limit, and several inserting at
-      // once let it grow beyond. Merged here, after a burst, rather than read by each search.
-      await tx.execute(
+      return true;
+    });
+    if (!done) continue;
+    analysed.push(name);
+    // The search keys' pending list: GIN appends new entries there (fastupdate) and every search
+    // reads all of it; inserts merge it only past its limit, and several inserting at once let it
+    // grow beyond. Merged here, after a burst, rather than read by each search; in a transaction
+    // of its own, so that the statistics are kept when autovacuum is merging it (and it is then
+    // merged by autovacuum).
+    await withoutWaiting(db, (tx) =>
+      tx.execute(
         sql`select gin_clean_pending_list(x.indexrelid) from pg_index x
              join pg_class i on i.oid = x.indexrelid join pg_am a on a.oid = i.relam
             where x.indrelid = ${name}::regclass and a.amname = 'gin'`,
-      );
-      return true;
-    });
-    if (done) analysed.push(name);
+      ),
+    );
   }
   return analysed;
 }
