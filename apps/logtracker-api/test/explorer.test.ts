@@ -346,11 +346,14 @@ describe.skipIf(!browserPath)('the log explorer, in Chromium', { timeout: 60_000
     await screenshot(page, 'dark');
     await page.setViewportSize({ width: 390, height: 844 });
     await rowsWhere(page, (messages) => messages.length > 0);
-    const overflow = await page.evaluate(() => {
-      const { documentElement } = (globalThis as unknown as BrowserWindow).document;
-      return documentElement.scrollWidth - documentElement.clientWidth;
-    });
-    expect(overflow).toBeLessThanOrEqual(0);
+    // Measured once the page has laid itself out again for the new width: the rows are already
+    // there from before the resize, and a first read could catch the layout of the wider window.
+    const overflow = () =>
+      page.evaluate(() => {
+        const { documentElement } = (globalThis as unknown as BrowserWindow).document;
+        return documentElement.scrollWidth - documentElement.clientWidth;
+      });
+    await expect.poll(overflow, { timeout: 2_000 }).toBeLessThanOrEqual(0);
     await screenshot(page, 'phone');
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.emulateMedia({ colorScheme: 'light' });
