@@ -154,6 +154,8 @@ function registerJobs(
 ) {
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
   registerRetention(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
-  registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
-  registerLogStatistics(app, { db: database.customPlanDb, events });
+  const maintenance = registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
+  // Where maintenance runs, it also runs after ingest: lists and statistics then read compacted rollups.
+  const compactRollups = config.maintenanceIntervalSeconds > 0 ? () => maintenance.runOnce() : undefined;
+  registerLogStatistics(app, { db: database.customPlanDb, events, compactRollups });
 }

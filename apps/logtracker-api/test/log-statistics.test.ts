@@ -278,3 +278,45 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('logs statistics after a burst o
     }
   });
 });
+
+describe('the rollups after ingest pauses, where maintenance runs', () => {
+  // Maintenance scheduled hourly: its pass at start-up is long done when the batches come, and the
+  // next is an hour away. Lists and statistics read the rollups, one appended row per batch and key
+  // until a pass merges them.
+  let m: TestApp;
+  let user: TestUser;
+  beforeAll(async () => {
+    m = await buildTestApp({ RATE_LIMIT_AUTHENTICATED: '1000000', RATE_LIMIT_INGEST: '1000000', MAINTENANCE_INTERVAL_SECONDS: '3600' });
+    user = await createUser(m);
+  });
+  afterAll(async () => {
+    await m.close();
+  });
+
+  const freshRows = async (projectId: number) => {
+    const [row] = await queryRows<{ n: number | string }>(
+      m.database.db,
+      sql`select (select count(*) from log_level_counts where project_id = ${projectId} and not compacted)
+               + (select count(*) from log_source_counts where project_id = ${projectId} and not compacted) as n`,
+    );
+    return Number(row?.n);
+  };
+
+  it('merges the rows a burst appended, a second or so after its last batch, with the counts kept', async () => {
+    const project = await createProject(m, user);
+    // Ten minutes ago: every bucket of the batches is closed, as a backfill's or a burst's soon are.
+    const at = new Date(Date.now() - 600_000).toISOString();
+    for (let batch = 0; batch < 20; batch++) {
+      const logs = Array.from({ length: 50 }, (_, i) => ({ level: i % 2 ? 'error' : 'info', message: `worker ${batch} step ${i}`, source: `node-${i % 3}`, timestamp: at }));
+      const res = await m.app.inject({ method: 'POST', url: `/api/projects/${project.id}/logs/batch`, headers: user.headers, payload: { logs } });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    // One row per batch, grain and key: 20 × 3 × (2 levels + 3 sources).
+    expect(await freshRows(project.id)).toBe(300);
+    await expect.poll(() => freshRows(project.id), { timeout: 10_000, interval: 250 }).toBe(0);
+    const stats = await m.app.inject({ method: 'GET', url: `/api/projects/${project.id}/stats?time_range=1h`, headers: user.headers });
+    expect(stats.json().data).toMatchObject({ total: 1_000, by_level: { error: 500, info: 500 } });
+    const list = await m.app.inject({ method: 'GET', url: `/api/projects/${project.id}/logs?level=error&per_page=1`, headers: user.headers });
+    expect(list.json().meta).toMatchObject({ total: 500 });
+  });
+});

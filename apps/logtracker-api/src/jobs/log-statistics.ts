@@ -47,10 +47,12 @@ function afterLast(ms: number, fn: () => void) {
  * stored batch arms a check a second later; while batches keep coming, one check a second; one
  * when a partition left waiting for its spacing is due; and a last one once the counts of the
  * burst's end are in. The trigram indexes' pending lists are
- * merged a second after the last batch, and every ten seconds while ingest goes on. Idle, it
- * costs nothing.
+ * merged a second after the last batch, and every ten seconds while ingest goes on; so are the
+ * rows the batches appended to the rollups, with `compactRollups` (the maintenance pass), which
+ * the counts of lists and statistics would otherwise read one per batch until the next scheduled
+ * pass. Idle, it costs nothing.
  */
-export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; events: LogEvents }) {
+export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; events: LogEvents; compactRollups?: () => Promise<unknown> }) {
   const statistics = createLogStatisticsService({ db: deps.db });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
@@ -59,7 +61,20 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
   let merging: Promise<unknown> | undefined;
   let mergedAt = Date.now();
 
+  let compacting: Promise<unknown> | undefined;
+
+  const compact = () => {
+    const { compactRollups } = deps;
+    if (!compactRollups || compacting || closed) return;
+    // A pass fails loudly on its own (the maintenance job's metrics); here it is only told of.
+    compacting = compactRollups()
+      .catch((error: unknown) => app.log.warn({ err: error }, 'compacting the rollups after ingest failed'))
+      .finally(() => {
+        compacting = undefined;
+      });
+  };
   const merge = () => {
+    compact();
     if (merging || closed) return;
     mergedAt = Date.now();
     merging = app.metrics
@@ -126,7 +141,7 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     if (due) clearTimeout(due);
     lateCounts.clear();
     quiet.clear();
-    await Promise.all([running, merging]);
+    await Promise.all([running, merging, compacting]);
   });
   return statistics;
 }
