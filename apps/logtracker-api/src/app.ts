@@ -6,7 +6,7 @@ import { createServer, idempotencyPlugin, metricsPlugin, registerFoundation, typ
 import type { Config } from './config.js';
 import { migrationsFolder, schema, type Schema } from './db/index.js';
 import { registerAlerting } from './jobs/alerting.js';
-import { registerLogStatistics } from './jobs/log-statistics.js';
+import { registerLogStatistics, type LogStatisticsTiming } from './jobs/log-statistics.js';
 import { registerMaintenance } from './jobs/maintenance.js';
 import { registerRetention } from './jobs/retention.js';
 import { createWebhookGuard, type ResolveHost, type WebhookGuard } from './modules/alerts/index.js';
@@ -25,6 +25,8 @@ export interface AppOverrides {
   throttle?: LoginThrottle;
   /** How webhook host names are resolved (tests answer from a table instead of DNS). */
   resolveHost?: ResolveHost;
+  /** When the statistics keeper merges the search index's pending lists (tests shorten it). */
+  logStatisticsTiming?: Partial<LogStatisticsTiming>;
 }
 
 /**
@@ -120,7 +122,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     ingestKeys,
     webhookGuard,
   });
-  registerJobs(app, config, { database, events, webhookGuard });
+  registerJobs(app, config, { database, events, webhookGuard, logStatisticsTiming: overrides.logStatisticsTiming });
   return app;
 }
 
@@ -150,12 +152,17 @@ const API_DOCUMENT = {
 function registerJobs(
   app: FastifyInstance,
   config: Readonly<Config>,
-  { database, events, webhookGuard }: { database: DatabaseHandle<Schema>; events: LogEvents; webhookGuard: WebhookGuard },
+  {
+    database,
+    events,
+    webhookGuard,
+    logStatisticsTiming,
+  }: { database: DatabaseHandle<Schema>; events: LogEvents; webhookGuard: WebhookGuard; logStatisticsTiming?: Partial<LogStatisticsTiming> },
 ) {
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
   registerRetention(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   const maintenance = registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   // Where maintenance runs, it also runs after ingest: lists and statistics then read compacted rollups.
   const compactRollups = config.maintenanceIntervalSeconds > 0 ? () => maintenance.runOnce() : undefined;
-  registerLogStatistics(app, { db: database.customPlanDb, events, compactRollups });
+  registerLogStatistics(app, { db: database.customPlanDb, events, compactRollups, timing: logStatisticsTiming });
 }

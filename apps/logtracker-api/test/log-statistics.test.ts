@@ -320,3 +320,64 @@ describe('the rollups after ingest pauses, where maintenance runs', () => {
     expect(list.json().meta).toMatchObject({ total: 500 });
   });
 });
+
+describe('the search index during sustained ingest', () => {
+  // A forced merge a second apart at most, and ingest of 2 000 logs a second counted as busy
+  // enough to merge the lists itself (the app's are 10 s and 10 000 logs).
+  let s: TestApp;
+  let user: TestUser;
+  beforeAll(async () => {
+    s = await buildTestApp({ RATE_LIMIT_AUTHENTICATED: '1000000', RATE_LIMIT_INGEST: '1000000' }, { logStatisticsTiming: { mergeEveryMs: 1_000, selfMergingLogs: 2_000 } });
+    user = await createUser(s);
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  const mergesOf = async () => {
+    const res = await s.app.inject({ method: 'GET', url: '/metrics' });
+    return sampleValue(res.body, 'job_runs_total', { job_name: 'log_search_merge', outcome: 'success' }) ?? 0;
+  };
+  const settled = async () => {
+    let count = await mergesOf();
+    for (let done = false; !done; ) {
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const now = await mergesOf();
+      done = now === count;
+      count = now;
+    }
+    return count;
+  };
+  /** Batches of `size` logs for `ms`, `gapMs` apart; the logs sent. */
+  async function ingestFor(projectId: number, ms: number, size: number, gapMs: number) {
+    let sent = 0;
+    for (const end = Date.now() + ms; Date.now() < end; ) {
+      const logs = Array.from({ length: size }, (_, i) => ({ level: 'info', message: `request r${sent + i} served by gateway node-${i % 7}` }));
+      const res = await s.app.inject({ method: 'POST', url: `/api/projects/${projectId}/logs/batch`, headers: user.headers, payload: { logs } });
+      expect(res.statusCode, res.body).toBe(201);
+      sent += size;
+      if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+    return sent;
+  }
+
+  it('merges the lists now and then under a trickle of logs', async () => {
+    const project = await createProject(s, user);
+    const before = await settled();
+    const sent = await ingestFor(project.id, 3_500, 5, 150);
+    expect(sent).toBeLessThan(2_000);
+    // Checked during the trickle, before a pause could merge them.
+    expect(await mergesOf()).toBeGreaterThan(before);
+  });
+
+  it('leaves them to the inserts while ingest is busy, and merges them once it pauses', async () => {
+    const project = await createProject(s, user);
+    const before = await settled();
+    const sent = await ingestFor(project.id, 3_500, 1_000, 0);
+    expect(sent).toBeGreaterThan(3 * 2_000);
+    expect(await mergesOf()).toBe(before);
+    await expect.poll(mergesOf, { timeout: 10_000 }).toBe(before + 1);
+    const found = await s.app.inject({ method: 'GET', url: `/api/projects/${project.id}/logs?search=gateway&per_page=1`, headers: user.headers });
+    expect(found.json().meta.total).toBe(sent);
+  });
+});

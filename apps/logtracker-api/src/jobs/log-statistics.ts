@@ -17,8 +17,25 @@ const LATE_COUNTS_CHECK_MS = 11_000;
  * batch, so that the searches after a burst do not read them…
  */
 const QUIET_MERGE_MS = 1_000;
-/** …and at most this often while batches keep coming, so that a steady trickle never leaves a full list. */
+/**
+ * …and at most this often while batches keep coming, so that a steady trickle never leaves a full
+ * list (and the rollups, when maintenance runs, are compacted as often)…
+ */
 const MERGE_EVERY_MS = 10_000;
+/**
+ * …unless this many logs or more were stored since the last merge: inserts merge a list themselves
+ * once it passes its limit (4 MB, about 2 000 logs), so at such a rate the list never stays full,
+ * and a forced merge only competes with them. Forced every 10 s (and after each analysis) during
+ * sustained batch ingest, merges took 0.1–1.8 s each and the database's CPU per batch rose from
+ * 38 to 68 ms; ingest ran at 92 % of the bare endpoint's rate, and at 114 % without them.
+ */
+const SELF_MERGING_LOGS = 10_000;
+
+/** The job's timing, overridable for tests. */
+export interface LogStatisticsTiming {
+  mergeEveryMs: number;
+  selfMergingLogs: number;
+}
 
 /** Runs `fn` once `ms` have passed since the last `arm()`; idle, it holds no timer. */
 function afterLast(ms: number, fn: () => void) {
@@ -46,13 +63,18 @@ function afterLast(ms: number, fn: () => void) {
  * Refreshes the logs partitions' statistics after ingest (see createLogStatisticsService): any
  * stored batch arms a check a second later; while batches keep coming, one check a second; one
  * when a partition left waiting for its spacing is due; and a last one once the counts of the
- * burst's end are in. The trigram indexes' pending lists are
- * merged a second after the last batch, and every ten seconds while ingest goes on; so are the
- * rows the batches appended to the rollups, with `compactRollups` (the maintenance pass), which
- * the counts of lists and statistics would otherwise read one per batch until the next scheduled
- * pass. Idle, it costs nothing.
+ * burst's end are in. The trigram indexes' pending lists are merged a second after the last batch,
+ * and every ten seconds while a trickle of ingest goes on (not while ingest is busy enough to merge
+ * them itself: SELF_MERGING_LOGS). The rows the batches appended to the rollups are compacted at
+ * the same moments and every ten seconds, with `compactRollups` (the maintenance pass): the counts
+ * of lists and statistics would otherwise read one per batch until the next scheduled pass. Idle,
+ * it costs nothing.
  */
-export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; events: LogEvents; compactRollups?: () => Promise<unknown> }) {
+export function registerLogStatistics(
+  app: FastifyInstance,
+  deps: { db: DbTx; events: LogEvents; compactRollups?: () => Promise<unknown>; timing?: Partial<LogStatisticsTiming> },
+) {
+  const { mergeEveryMs = MERGE_EVERY_MS, selfMergingLogs = SELF_MERGING_LOGS } = deps.timing ?? {};
   const statistics = createLogStatisticsService({ db: deps.db });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
@@ -60,6 +82,8 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
   let closed = false;
   let merging: Promise<unknown> | undefined;
   let mergedAt = Date.now();
+  /** Logs stored since the last merge (or the last one passed over). */
+  let storedSinceMerge = 0;
 
   let compacting: Promise<unknown> | undefined;
 
@@ -77,6 +101,7 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     compact();
     if (merging || closed) return;
     mergedAt = Date.now();
+    storedSinceMerge = 0;
     merging = app.metrics
       .job('log_search_merge', () => statistics.mergePending())
       .catch((error: unknown) => app.log.warn({ err: error }, 'merging the search index pending lists failed'))
@@ -103,7 +128,15 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
     timer = undefined;
     if (closed) return;
     pending = false;
-    if (Date.now() - mergedAt >= MERGE_EVERY_MS) merge();
+    if (Date.now() - mergedAt >= mergeEveryMs) {
+      if (storedSinceMerge < selfMergingLogs) merge();
+      else {
+        // Ingest this busy merges the lists itself; the next window is judged on its own.
+        mergedAt = Date.now();
+        storedSinceMerge = 0;
+        compact();
+      }
+    }
     running = app.metrics
       .job('log_statistics', () => statistics.refresh())
       .then((pass) => {
@@ -129,7 +162,8 @@ export function registerLogStatistics(app: FastifyInstance, deps: { db: DbTx; ev
 
   const lateCounts = afterLast(LATE_COUNTS_CHECK_MS, () => arm());
 
-  const unsubscribe = deps.events.subscribeAll(() => {
+  const unsubscribe = deps.events.subscribeAll((_projectId, _levels, count) => {
+    storedSinceMerge += count;
     arm();
     lateCounts.arm();
     quiet.arm();

@@ -16,8 +16,11 @@ export interface IngestedLog {
 
 export type LogsListener = (projectId: number, logs: readonly IngestedLog[]) => void;
 
-/** What every listener of all projects hears (alert evaluation): the levels a batch brought. */
-export type LevelsListener = (projectId: number, levels: ReadonlySet<LogLevel>) => void;
+/**
+ * What every listener of all projects hears (alert evaluation, the statistics keeper): the levels a
+ * batch brought, and how many logs it stored.
+ */
+export type LevelsListener = (projectId: number, levels: ReadonlySet<LogLevel>, count: number) => void;
 
 /** A log as it crosses instances: JSON, its instants as ISO text. */
 type WireLog = Omit<IngestedLog, 'timestamp' | 'receivedAt'> & { timestamp: string; receivedAt: string };
@@ -50,10 +53,10 @@ export function createLogEvents(onListenerError: (error: unknown) => void = () =
     };
   }
 
-  /** Announces the levels to every listener of all projects, on a later tick. */
-  function announceLevels(projectId: number, levels: ReadonlySet<LogLevel>) {
+  /** Announces the levels and the count to every listener of all projects, on a later tick. */
+  function announceLevels(projectId: number, levels: ReadonlySet<LogLevel>, count: number) {
     if (levels.size === 0 || emitter.listenerCount(ALL) === 0) return;
-    setImmediate(() => emitter.emit(ALL, projectId, levels));
+    setImmediate(() => emitter.emit(ALL, projectId, levels, count));
   }
 
   return {
@@ -68,14 +71,14 @@ export function createLogEvents(onListenerError: (error: unknown) => void = () =
       if (fanout?.hasSubscribers(topic(projectId), { othersOnly: true })) {
         fanout.publish(topic(projectId), logs, { othersOnly: true }).catch(onListenerError);
       }
-      announceLevels(projectId, new Set(logs.map((log) => log.level)));
+      announceLevels(projectId, new Set(logs.map((log) => log.level)), logs.length);
     },
     /**
      * Logs stored without being read back, when the project has no listener of its own (see
      * wantsLogs): only their levels are announced.
      */
-    publishLevels(projectId: number, levels: ReadonlySet<LogLevel>) {
-      announceLevels(projectId, levels);
+    publishLevels(projectId: number, levels: ReadonlySet<LogLevel>, count: number) {
+      announceLevels(projectId, levels, count);
     },
     /** Whether the project's logs have listeners of their own, who need them whole (with ids). */
     wantsLogs(projectId: number) {

@@ -72,7 +72,7 @@ export function createLogsService(deps: {
     if (inserted.count !== rows.length) throw AppError.notFound('Project');
     const { ids } = inserted;
     if (!ids) {
-      events.publishLevels(projectId, new Set(rows.map((row) => row.level)));
+      events.publishLevels(projectId, new Set(rows.map((row) => row.level)), rows.length);
       return undefined;
     }
     const stored = rows.map((row, i) => ({
@@ -110,7 +110,7 @@ export function createLogsService(deps: {
       if (body instanceof BatchText && body.levels && !events.wantsLogs(projectId)) {
         const inserted = await writes(() => repo.insertLogsJson(db, projectId, body, receivedAt));
         if (inserted.count !== body.count) throw AppError.notFound('Project');
-        events.publishLevels(projectId, body.levels);
+        events.publishLevels(projectId, body.levels, body.count);
         ingest.stored('batch', body.count);
         return { accepted: body.count };
       }

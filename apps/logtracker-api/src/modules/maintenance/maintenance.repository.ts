@@ -114,7 +114,9 @@ async function withoutWaiting<T>(db: DbTx, fn: (tx: DbTx) => Promise<T>): Promis
 /**
  * Gathers the planner's statistics of these partitions, each unless another instance is doing it
  * now (an advisory lock held for its transaction) or autovacuum holds it (withoutWaiting); answers
- * the partitions analysed.
+ * the partitions analysed. Their search keys' pending lists are left to mergeSearchPending, which
+ * the job runs once ingest pauses: merged after each analysis, during sustained ingest, they cost
+ * the database more than the inserts themselves did (see jobs/log-statistics.ts).
  */
 export async function analyzePartitions(db: DbTx, names: string[]): Promise<string[]> {
   const analysed: string[] = [];
@@ -125,20 +127,7 @@ export async function analyzePartitions(db: DbTx, names: string[]): Promise<stri
       await tx.execute(sql`analyze ${sql.identifier(name)}`);
       return true;
     });
-    if (!done) continue;
-    analysed.push(name);
-    // The search keys' pending list: GIN appends new entries there (fastupdate) and every search
-    // reads all of it; inserts merge it only past its limit, and several inserting at once let it
-    // grow beyond. Merged here, after a burst, rather than read by each search; in a transaction
-    // of its own, so that the statistics are kept when autovacuum is merging it (and it is then
-    // merged by autovacuum).
-    await withoutWaiting(db, (tx) =>
-      tx.execute(
-        sql`select gin_clean_pending_list(x.indexrelid) from pg_index x
-             join pg_class i on i.oid = x.indexrelid join pg_am a on a.oid = i.relam
-            where x.indrelid = ${name}::regclass and a.amname = 'gin'`,
-      ),
-    );
+    if (done) analysed.push(name);
   }
   return analysed;
 }
