@@ -47,7 +47,7 @@ describe('keys of the tables distributed by project (the catalog after migration
     }
     // The partitions of logs were read too (their keys are what Citus checks shard by shard).
     expect(indexes.some((row) => row.table.startsWith('logs_') && row.kind === 'primary key')).toBe(true);
-    // The search's index holds the project in its expression (log_search_keys(project_id, message)).
+    // The search's index holds the project in its expression (log_search_keys(project_id, message, timestamp)).
     expect(indexes.filter((row) => row.index.includes('search_keys') && row.columns.includes('project_id (in an expression)')).length).toBeGreaterThan(1);
     const missing = indexes
       .filter((row) => !row.columns.some((column) => column.startsWith('project_id')))

@@ -97,6 +97,7 @@ describe('a database migrated before the log tracker had a schema of its own', (
     );
     expect(functions.map((f) => f.proname)).toEqual([
       'log_for_member',
+      'log_hour_key',
       'log_search_keys',
       'log_search_query_keys',
       'logs_ensure_partitions',

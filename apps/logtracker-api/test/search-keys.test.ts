@@ -1,8 +1,8 @@
 import { queryRows, withTransaction } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexedPage } from '../src/modules/logs/logs.indexed.repository.js';
-import { hasSearchKeys, likePattern } from '../src/modules/logs/logs.filters.repository.js';
+import { indexedPage, searchHours } from '../src/modules/logs/logs.indexed.repository.js';
+import { hasSearchKeys, hourKey, likePattern } from '../src/modules/logs/logs.filters.repository.js';
 import { buildTestApp, createLogs, createProject, createUser, type TestApp } from './helpers.js';
 
 // The project's trigram keys (migration 0017) must find every log whose message contains the
@@ -88,7 +88,7 @@ describe('the project trigram keys', () => {
       sql`select count(*)::int as bad
             from unnest(${sql.raw(`array[${SEARCHES.map((s) => `'${s.replace(/'/g, "''")}'`).join(',')}]`)}::text[]) as s(search)
             join logs l on l.project_id = ${project} and l.message ilike '%' || replace(replace(replace(s.search, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%'
-           where not (log_search_keys(l.project_id, l.message) @> log_search_query_keys(${project}::int, s.search))`,
+           where not (log_search_keys(l.project_id, l.message, l."timestamp") @> log_search_query_keys(${project}::int, s.search))`,
     );
     expect(row?.bad).toBe(0);
     // Keys differ by project: the same word in two projects shares none.
@@ -100,5 +100,118 @@ describe('the project trigram keys', () => {
     // A text without three letters or digits in a row has no key.
     const [none] = await queryRows<{ n: number }>(t.database.db, sql`select cardinality(log_search_query_keys(1, 'a_b')) as n`);
     expect(Number(none?.n)).toBe(0);
+  });
+});
+
+describe('the keys of the hours a search is bounded to', () => {
+  // A search of a few hours looks up its text's keys with each hour's (migration 0019): every log
+  // of the range must be found, at the hours' edges and stamped ahead of the clock alike, and none
+  // outside it.
+  const HOUR = 3_600_000;
+  let hourly: number;
+  const thisHour = Math.floor(Date.now() / HOUR) * HOUR;
+  const stamps = [
+    thisHour - 3 * HOUR - 1,
+    thisHour - 3 * HOUR,
+    thisHour - 2 * HOUR + 59 * 60_000,
+    thisHour - HOUR,
+    thisHour - 1,
+    thisHour,
+    Date.now() - 1_000,
+    // Ahead of the clock: a shipper's wrong time, or a zone taken for UTC.
+    thisHour + 2 * HOUR + 5,
+    thisHour + 30 * HOUR,
+  ];
+
+  beforeAll(async () => {
+    const owner = await createUser(t);
+    hourly = (await createProject(t, owner)).id;
+    await createLogs(
+      t,
+      hourly,
+      stamps.flatMap((at, i) => [
+        { message: `replica lag exceeded on shard ${i}`, timestamp: new Date(at) },
+        { message: `heartbeat ${i}`, timestamp: new Date(at) },
+      ]),
+    );
+  });
+
+  async function brute(from: number, to?: number) {
+    const rows = await queryRows<{ id: number | string }>(
+      t.database.db,
+      sql`select id from logs where project_id = ${hourly} and message ilike '%lag exceeded%'
+            and "timestamp" >= ${new Date(from).toISOString()}::timestamptz
+            ${to === undefined ? sql`` : sql`and "timestamp" <= ${new Date(to).toISOString()}::timestamptz`}
+          order by "timestamp" desc, id desc`,
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
+  it('finds every match of the range through the hours\' keys, and no other', async () => {
+    const latest = new Date(Math.floor(Math.max(...stamps) / HOUR) * HOUR);
+    const ranges: [number, number | undefined][] = [
+      [thisHour - 3 * HOUR, thisHour - 1],
+      [thisHour - 3 * HOUR - 1, thisHour],
+      [thisHour - 2 * HOUR, undefined],
+      [Date.now() - HOUR, undefined],
+      [thisHour + HOUR, thisHour + 3 * HOUR],
+    ];
+    for (const [from, to] of ranges) {
+      const filters = { search: 'lag exceeded', from: new Date(from), ...(to === undefined ? {} : { to: new Date(to) }), latest };
+      const hours = searchHours(filters);
+      const label = `${new Date(from).toISOString()} – ${to === undefined ? 'open' : new Date(to).toISOString()}`;
+      // Open to the future, the range runs to the newest hour holding logs: 31 hours ahead, too many.
+      if (to === undefined && from >= thisHour - 2 * HOUR) expect(hours, label).toBeUndefined();
+      else expect(hours?.length, label).toBeGreaterThan(0);
+      const page = await indexedPage(t.database.db, hourly, filters, 50, 0);
+      expect(page.rows.map((r) => Number(r.id)), label).toEqual(await brute(from, to));
+      expect(page.matched, label).toBe((await brute(from, to)).length);
+    }
+  });
+
+  it('writes each hour\'s key as the index computes it', async () => {
+    const instants = [thisHour, thisHour + HOUR - 1, Date.UTC(2026, 0, 1), Date.UTC(1999, 11, 31, 23, 59, 59, 999), 0];
+    for (const projectId of [1, hourly, 2_147_483_647]) {
+      for (const at of instants) {
+        const [row] = await queryRows<{ key: string }>(
+          t.database.db,
+          sql`select log_hour_key(${projectId}::int, ${new Date(at).toISOString()}::timestamptz)::text as key`,
+        );
+        expect(hourKey(projectId, new Date(at)), `${projectId} ${new Date(at).toISOString()}`).toBe(row?.key);
+      }
+    }
+  });
+
+  it('runs an open range to the newest hour with logs, and the next hour at least', async () => {
+    const now = Date.now();
+    const current = Math.floor(now / HOUR) * HOUR;
+    const hours = searchHours({ from: new Date(now - HOUR), latest: new Date(current - 5 * HOUR) });
+    expect(hours?.map((h) => h.getTime())).toEqual([current - HOUR, current, current + HOUR]);
+    const ahead = searchHours({ from: new Date(now - HOUR), latest: new Date(current + 2 * HOUR) });
+    expect(ahead?.at(-1)?.getTime()).toBe(current + 2 * HOUR);
+    // Without the newest hour, an open range has no end to look up hours to; nor has one without a start.
+    expect(searchHours({ from: new Date(now - HOUR) })).toBeUndefined();
+    expect(searchHours({ to: new Date(now) })).toBeUndefined();
+    // A slice's older end (`before`) is exclusive; a cursor ends the range at its log.
+    expect(searchHours({ from: new Date(thisHour - 2 * HOUR), before: new Date(thisHour) })?.length).toBe(2);
+    expect(searchHours({ from: new Date(thisHour - 2 * HOUR), after: { timestamp: new Date(thisHour - HOUR + 5).toISOString(), id: 1 } })?.length).toBe(2);
+    // More than eight hours: the text's keys alone.
+    expect(searchHours({ from: new Date(thisHour - 9 * HOUR), to: new Date(thisHour) })).toBeUndefined();
+  });
+
+  it('finds through the hours\' keys the logs of a cursor page of a bounded search', async () => {
+    const from = thisHour - 3 * HOUR - 1;
+    const to = thisHour + 3 * HOUR;
+    const all = await brute(from, to);
+    const first = await indexedPage(t.database.db, hourly, { search: 'lag exceeded', from: new Date(from), to: new Date(to) }, 3, 0);
+    const last = first.rows.at(-1)!;
+    const next = await indexedPage(
+      t.database.db,
+      hourly,
+      { search: 'lag exceeded', from: new Date(from), to: new Date(to), after: { timestamp: last.cursorTime, id: last.id } },
+      50,
+      0,
+    );
+    expect([...first.rows, ...next.rows].map((r) => Number(r.id))).toEqual(all);
   });
 });

@@ -36,8 +36,10 @@ export const logs = logtrackerSchema.table(
     // one project's logs. The trigram index of the message alone (migration 0014) listed every
     // project's logs of the day under each trigram, and a search fetched and checked them all: 5 730
     // other projects' rows for the 26 matches of a small project's word in two days. The search
-    // still checks the message itself (ILIKE) on the rows the keys find.
-    index('logs_search_keys_idx').using('gin', sql`logtracker.log_search_keys(${t.projectId}, ${t.message})`),
+    // still checks the message itself (ILIKE) on the rows the keys find. The keys also hold the
+    // hour the log was stamped in (migration 0019, log_hour_key), so that a search of a few hours
+    // reads only their matches.
+    index('logs_search_keys_idx').using('gin', sql`logtracker.log_search_keys(${t.projectId}, ${t.message}, ${t.timestamp})`),
     check('logs_level_valid', sql`${t.level} in ('error', 'warning', 'info', 'debug')`),
   ],
 );

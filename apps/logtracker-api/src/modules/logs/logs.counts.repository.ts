@@ -40,20 +40,21 @@ export interface RollupDays {
 /**
  * rollupCount of the list `filters` (none: no count), and with `days` the first and last day the
  * project has logs in (null when the rollups cannot tell: a retention longer than they are kept,
- * or no logs), read in the same statement: a search needs both, and each round trip costs more
- * than either read.
+ * or no logs) and the start of the newest hour it has logs in (`latest`, by the hour rollups: the
+ * end of a search's range open to the future, LogFilters.latest), read in the same statement: a
+ * search needs them all, and each round trip costs more than any of the reads.
  */
 export async function rollupSummary(
   db: DbTx,
   projectId: number,
   filters: LogFilters | undefined,
   days: boolean,
-): Promise<{ count?: number; days?: RollupDays | null }> {
+): Promise<{ count?: number; days?: RollupDays | null; latest?: Date }> {
   const counted = filters !== undefined && !(filters.from || filters.to || filters.search || filters.patternId || filters.source);
   if (!counted && !days) return {};
   const covered = sql`p.retention_days <= ${ROLLUP_DAYS}`;
   const dayRows = sql`from ${logLevelCounts} c where c.project_id = p.id and c.grain = 'day' and ${covered}`;
-  const [row] = await queryRows<{ n: number | string | null; first: string | Date | null; last: string | Date | null }>(
+  const [row] = await queryRows<{ n: number | string | null; first: string | Date | null; last: string | Date | null; latest: string | Date | null }>(
     db,
     sql`select ${
       counted
@@ -64,12 +65,17 @@ export async function rollupSummary(
         : sql`null`
     } as n,
           ${days ? sql`(select min(c.bucket) ${dayRows})` : sql`null`} as first,
-          ${days ? sql`(select max(c.bucket) ${dayRows})` : sql`null`} as last
+          ${days ? sql`(select max(c.bucket) ${dayRows})` : sql`null`} as last,
+          ${days ? sql`(select max(c.bucket) from ${logLevelCounts} c where c.project_id = p.id and c.grain = 'hour')` : sql`null`} as latest
           from ${projects} p where p.id = ${projectId}`,
   );
   const count = counted && row?.n !== null && row?.n !== undefined ? Number(row.n) : undefined;
   if (!days) return { count };
-  return { count, days: row?.first && row.last ? { first: new Date(row.first), last: new Date(row.last) } : null };
+  return {
+    count,
+    days: row?.first && row.last ? { first: new Date(row.first), last: new Date(row.last) } : null,
+    ...(row?.latest ? { latest: new Date(row.latest) } : {}),
+  };
 }
 
 /**

@@ -21,8 +21,12 @@ import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } fr
  * rows the keys find: and-ing them with the project's b-tree would mark every log of the project.
  * Without three letters or digits in a row the text has no key to look up: the planner chooses.
  */
-export async function indexedPage(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
-  const keyed = hasSearchKeys(filters.search);
+export async function indexedPage(db: DbTx, projectId: number, bounded: LogFilters & { search: string }, limit: number, offset: number) {
+  const keyed = hasSearchKeys(bounded.search);
+  // Bounded to a few hours, the keys of those hours alone: the text as the planner can read it
+  // (no hidden text for a slice), whose few matches it has no reason to and with the time index.
+  const hours = keyed ? searchHours(bounded) : undefined;
+  const filters = hours ? { ...bounded, hours, slice: false } : bounded;
   const matching = db
     .$with('matching')
     .as(
@@ -90,6 +94,36 @@ export async function indexedPage(db: DbTx, projectId: number, filters: LogFilte
  * 4 MB. Exact, a day's partition of 10 million logs takes about 13 MB of bitmap.
  */
 const SEARCH_WORK_MEM = '32MB';
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The most hours whose keys a search looks up, one index scan each (0.1–0.2 ms for an hour without
+ * a match); a longer range looks up its text's keys alone.
+ */
+const SEARCH_HOURS_MAX = 8;
+
+/**
+ * The hours (their starts) the logs of a search bounded in time lie in, when there are at most
+ * SEARCH_HOURS_MAX: from `from` to the nearest of `to`, `before` and the cursor; a range open to
+ * the future ends with the newest hour the project has logs in (LogFilters.latest), and the hour
+ * after this one at least, for a log stored after the rollups were read. Undefined when the range
+ * has no start, its end is unknown, or it spans more hours.
+ */
+export function searchHours(filters: LogFilters): Date[] | undefined {
+  if (!filters.from) return undefined;
+  const ends = [
+    filters.to?.getTime(),
+    filters.before && filters.before.getTime() < LATEST.getTime() ? filters.before.getTime() - 1 : undefined,
+    filters.after ? Date.parse(filters.after.timestamp) : undefined,
+  ].filter((t): t is number => t !== undefined && Number.isFinite(t));
+  const end = ends.length > 0 ? Math.min(...ends) : filters.latest ? Math.max(Date.now() + HOUR_MS, filters.latest.getTime()) : undefined;
+  if (end === undefined) return undefined;
+  const first = Math.floor(filters.from.getTime() / HOUR_MS);
+  const last = Math.floor(end / HOUR_MS);
+  if (last < first || last - first + 1 > SEARCH_HOURS_MAX) return undefined;
+  return Array.from({ length: last - first + 1 }, (_, i) => new Date((first + i) * HOUR_MS));
+}
 
 /**
  * The logs of these keys, whole, newest first: one probe of the primary key per id, in the
@@ -179,8 +213,9 @@ type Slice = { start: Date; rowsSince: number; rowsBelow: number };
  * A first or cursor page of a search whose matches are too few among the newest logs for a read
  * of them in order (the walk) and too many to fetch all: the newest slice of time holding about
  * what the page needs (from the minute rollups, exact per project and level), or SLICE_ROWS.min
- * logs where the share is unknown, searched through the trigram keys and-ed with the time index
- * (LogFilters.slice), which fetches the slice's matches only. A slice that comes short is followed
+ * logs where the share is unknown, searched through the trigram keys of its hours (searchHours) or,
+ * a slice of more, and-ed with the time index (LogFilters.slice): either fetches the slice's
+ * matches only. A slice that comes short is followed
  * by one more, sized by the share of matches it found, where that costs less than fetching the
  * older matches. A full page
  * is exact (every log after the slice's start was searched), its total estimated from the share
@@ -195,7 +230,7 @@ export async function slicedPage(
   filters: LogFilters & { search: string },
   limit: number,
   share: number,
-  list: { listRows: number; scope: Pick<LogFilters, 'wideProject' | 'days'>; known?: boolean },
+  list: { listRows: number; scope: Pick<LogFilters, 'wideProject' | 'days' | 'latest'>; known?: boolean },
 ): Promise<SearchPage | undefined> {
   const { listRows } = list;
   const known = list.known ?? isKnownShare(share);
@@ -206,7 +241,7 @@ export async function slicedPage(
   const rows: ListedLog[] = [];
   let matched = 0;
   for (let end: Date | undefined, round = 1; ; round++) {
-    const found = await indexedPage(db, projectId, { ...filters, from: slice.start, before: end ?? LATEST, slice: true }, limit - rows.length, 0);
+    const found = await indexedPage(db, projectId, { ...filters, from: slice.start, before: end ?? LATEST, slice: true, latest: list.scope.latest }, limit - rows.length, 0);
     rows.push(...found.rows);
     matched += found.matched ?? 0;
     if (rows.length === limit) {

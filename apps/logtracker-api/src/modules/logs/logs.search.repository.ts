@@ -33,7 +33,8 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
       ? { ...(await keptEstimate(db, estimateKey(projectId, others, filters), where(projectId, { ...others, after: undefined }))), exact: false }
       : { rows: exact, cost: 0, exact: true },
   );
-  const scope = async () => searchScope(db, projectId, (await unsearched).rows, (await summary).days);
+  // With the newest hour the project has logs in, the end of a range open to the future (searchHours).
+  const scope = async () => ({ ...(await searchScope(db, projectId, (await unsearched).rows, (await summary).days)), latest: (await summary).latest });
   // Awaited only on the paths that need it; a failure must not go unhandled on the others.
   unsearched.catch(() => undefined);
   const rowsFor = (s: number) => walkRowsFor(offset + limit, s);
