@@ -182,6 +182,24 @@ describe('the keys of the hours a search is bounded to', () => {
     }
   });
 
+  it('finds the logs of a range open to the future, through its hours\' keys, up to its newest log', async () => {
+    const owner = await createUser(t);
+    const recent = (await createProject(t, owner)).id;
+    const now = Date.now();
+    const stamps = [now - 90 * 60_000, now - 30 * 60_000, now - 5 * 60_000, now + 10 * 60_000, now + 70 * 60_000];
+    await createLogs(t, recent, stamps.map((at, i) => ({ message: `disk quota exceeded on volume ${i}`, timestamp: new Date(at) })));
+    const [row] = await queryRows<{ latest: string | Date }>(
+      t.database.db,
+      sql`select max(bucket) as latest from log_level_counts where project_id = ${recent} and grain = 'hour'`,
+    );
+    const filters = { search: 'quota exceeded', from: new Date(now - HOUR), latest: new Date(row!.latest) };
+    expect(searchHours(filters)?.length).toBeGreaterThanOrEqual(2);
+    const page = await indexedPage(t.database.db, recent, filters, 50, 0);
+    // The four within the range, the one stamped 70 minutes ahead among them; not the one before it.
+    expect(page.rows.map((r) => r.timestamp.getTime())).toEqual(stamps.slice(1).reverse().map((at) => at));
+    expect(page.matched).toBe(4);
+  });
+
   it('runs an open range to the newest hour with logs, and the next hour at least', async () => {
     const now = Date.now();
     const current = Math.floor(now / HOUR) * HOUR;

@@ -25,8 +25,15 @@ export async function indexedPage(db: DbTx, projectId: number, bounded: LogFilte
   const keyed = hasSearchKeys(bounded.search);
   // Bounded to a few hours, the keys of those hours alone: the text as the planner can read it
   // (no hidden text for a slice), whose few matches it has no reason to and with the time index.
+  // A range open to the future ends with its last hour, which its keys hold no later log of
+  // anyway: the statement is planned over the partitions of those hours only, not the week ahead
+  // (2.3 ms of planning for a slice of the last half hour, with the partitions to the end of time).
   const hours = keyed ? searchHours(bounded) : undefined;
-  const filters = hours ? { ...bounded, hours, slice: false } : bounded;
+  const hoursEnd = hours ? new Date((hours.at(-1) as Date).getTime() + HOUR_MS) : undefined;
+  const filters =
+    hours && hoursEnd
+      ? { ...bounded, hours, slice: false, before: bounded.before && bounded.before < hoursEnd ? bounded.before : hoursEnd }
+      : bounded;
   const matching = db
     .$with('matching')
     .as(
