@@ -162,7 +162,8 @@ function registerJobs(
   registerAlerting(app, { config, db: database.customPlanDb, events, webhookGuard });
   registerRetention(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
   const maintenance = registerMaintenance(app, { config, db: database.customPlanDb, exclusive: database.exclusive });
-  // Where maintenance runs, it also runs after ingest: lists and statistics then read compacted rollups.
-  const compactRollups = config.maintenanceIntervalSeconds > 0 ? () => maintenance.runOnce() : undefined;
+  // Where maintenance runs, the rollups' fresh rows are also merged after ingest: lists and
+  // statistics then read compacted rollups.
+  const compactRollups = config.maintenanceIntervalSeconds > 0 ? () => maintenance.mergeFreshRollups() : undefined;
   registerLogStatistics(app, { db: database.customPlanDb, events, compactRollups, timing: logStatisticsTiming });
 }

@@ -66,7 +66,7 @@ function afterLast(ms: number, fn: () => void) {
  * burst's end are in. The trigram indexes' pending lists are merged a second after the last batch,
  * and every ten seconds while a trickle of ingest goes on (not while ingest is busy enough to merge
  * them itself: SELF_MERGING_LOGS). The rows the batches appended to the rollups are compacted at
- * the same moments and every ten seconds, with `compactRollups` (the maintenance pass): the counts
+ * the same moments and every ten seconds, with `compactRollups` (the maintenance job's merge): the counts
  * of lists and statistics would otherwise read one per batch until the next scheduled pass. Idle,
  * it costs nothing.
  */
@@ -90,7 +90,7 @@ export function registerLogStatistics(
   const compact = () => {
     const { compactRollups } = deps;
     if (!compactRollups || compacting || closed) return;
-    // A pass fails loudly on its own (the maintenance job's metrics); here it is only told of.
+    // A merge fails loudly on its own (the maintenance job's metrics); here it is only told of.
     compacting = compactRollups()
       .catch((error: unknown) => app.log.warn({ err: error }, 'compacting the rollups after ingest failed'))
       .finally(() => {

@@ -34,6 +34,16 @@ export function createMaintenanceJob(deps: {
       });
       return running;
     },
+    /**
+     * The rollup rows appended since the last merge, merged alone (after ingest: the statistics
+     * keeper); answers how many rows fewer the rollups hold. A pass under way here merges them
+     * itself, and one under way on another instance is left to.
+     */
+    mergeFreshRollups(): Promise<number> {
+      if (running) return running.then((pass) => pass.rollupRowsCompacted);
+      const merge = () => onceAcrossInstances(deps.exclusive, 'logtracker:maintenance', maintenance.mergeFreshRollups, () => 0);
+      return deps.metrics ? deps.metrics.job('rollup_merge', merge) : merge();
+    },
   };
 }
 

@@ -31,25 +31,39 @@ export function createMaintenanceService(deps: { db: DbTx; logger: MaintenanceLo
     return repo.ensureDailyPartitions(db, now());
   }
 
-  async function compactRollups() {
+  /**
+   * Merges the rollup rows appended since the last merge (found through their partial index);
+   * answers how many rows fewer the rollups hold. What ingest leaves: the job runs it after ingest
+   * too (jobs/log-statistics.ts).
+   */
+  async function mergeFreshRollups() {
     let compacted = 0;
     // Buckets closed for a minute are final except for backfills, which simply append again.
     const closed = new Date(now().getTime() - 60_000);
+    for (const rollup of repo.ROLLUP_TABLES) compacted += await repo.mergeFreshRollups(db, rollup, closed);
+    return compacted;
+  }
+
+  /**
+   * Deletes the rollup rows older than any statistics range reads. Each grain's delete reads its
+   * whole table (no index leads with the grain): on the scheduled pass only.
+   */
+  async function deleteExpiredRollups() {
     for (const rollup of repo.ROLLUP_TABLES) {
       for (const [grain, keepDays] of Object.entries(ROLLUP_KEEP_DAYS) as [RollupGrain, number][]) {
         await repo.deleteRollupsBefore(db, rollup, grain, new Date(now().getTime() - keepDays * DAY_MS));
       }
-      compacted += await repo.mergeFreshRollups(db, rollup, closed);
     }
-    return compacted;
   }
 
   return {
     ensurePartitions,
-    /** One pass: partitions ahead, then rollups compacted. */
+    mergeFreshRollups,
+    /** One pass: partitions ahead, then the expired rollup rows deleted and the fresh ones merged. */
     async run(): Promise<MaintenanceResult> {
       const partitionsCreated = await ensurePartitions();
-      const rollupRowsCompacted = await compactRollups();
+      await deleteExpiredRollups();
+      const rollupRowsCompacted = await mergeFreshRollups();
       const result = { partitionsCreated, rollupRowsCompacted };
       if (partitionsCreated > 0) logger.info(result, 'log storage maintenance');
       return result;
