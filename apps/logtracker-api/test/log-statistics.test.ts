@@ -46,17 +46,17 @@ async function ingest(projectId: number, count: number) {
 }
 
 /** The search keys' merges the app's job has run (metrics). */
-async function merges() {
-  const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+async function merges(on: TestApp = t) {
+  const res = await on.app.inject({ method: 'GET', url: '/metrics' });
   return sampleValue(res.body, 'job_runs_total', { job_name: 'log_search_merge', outcome: 'success' }) ?? 0;
 }
 
 /** The merges run, once none has run for over a second (none due nor under way). */
-async function settledMerges() {
-  let count = await merges();
+async function settledMerges(on: TestApp = t) {
+  let count = await merges(on);
   for (let settled = false; !settled; ) {
     await new Promise((resolve) => setTimeout(resolve, 1_200));
-    const now = await merges();
+    const now = await merges(on);
     settled = now === count;
     count = now;
   }
@@ -334,20 +334,8 @@ describe('the search index during sustained ingest', () => {
     await s.close();
   });
 
-  const mergesOf = async () => {
-    const res = await s.app.inject({ method: 'GET', url: '/metrics' });
-    return sampleValue(res.body, 'job_runs_total', { job_name: 'log_search_merge', outcome: 'success' }) ?? 0;
-  };
-  const settled = async () => {
-    let count = await mergesOf();
-    for (let done = false; !done; ) {
-      await new Promise((resolve) => setTimeout(resolve, 1_200));
-      const now = await mergesOf();
-      done = now === count;
-      count = now;
-    }
-    return count;
-  };
+  const mergesOf = () => merges(s);
+  const settled = () => settledMerges(s);
   /** Batches of `size` logs for `ms`, `gapMs` apart; the logs sent. */
   async function ingestFor(projectId: number, ms: number, size: number, gapMs: number) {
     let sent = 0;

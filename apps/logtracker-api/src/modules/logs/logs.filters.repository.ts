@@ -120,12 +120,14 @@ function searchKeys(projectId: number, search: string, hidden = false, hours?: D
   return sql`${held} @> ${hidden ? sql`(select ${keys})` : keys}`;
 }
 
+export const HOUR_MS = 3_600_000;
+
 /**
  * The key of the hour `at` lies in, in the project's search keys: log_hour_key (migration 0019),
  * `-((project << 32) | hours since 1970)`, as decimal text.
  */
 export function hourKey(projectId: number, at: Date): string {
-  return String(-((BigInt(projectId) << 32n) | BigInt(Math.floor(at.getTime() / 3_600_000))));
+  return String(-((BigInt(projectId) << 32n) | BigInt(Math.floor(at.getTime() / HOUR_MS))));
 }
 
 /** The search text is matched literally: %, _ and \ lose their LIKE meaning. */

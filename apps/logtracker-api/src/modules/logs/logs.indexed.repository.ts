@@ -2,7 +2,7 @@ import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import { cursorTime, hasSearchKeys, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { cursorTime, hasSearchKeys, HOUR_MS, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
 /**
@@ -29,11 +29,8 @@ export async function indexedPage(db: DbTx, projectId: number, bounded: LogFilte
   // anyway: the statement is planned over the partitions of those hours only, not the week ahead
   // (2.3 ms of planning for a slice of the last half hour, with the partitions to the end of time).
   const hours = keyed ? searchHours(bounded) : undefined;
-  const hoursEnd = hours ? new Date((hours.at(-1) as Date).getTime() + HOUR_MS) : undefined;
-  const filters =
-    hours && hoursEnd
-      ? { ...bounded, hours, slice: false, before: bounded.before && bounded.before < hoursEnd ? bounded.before : hoursEnd }
-      : bounded;
+  const hoursEnd = hours && hours[hours.length - 1]!.getTime() + HOUR_MS;
+  const filters = hoursEnd ? { ...bounded, hours, slice: false, before: new Date(Math.min(bounded.before?.getTime() ?? Infinity, hoursEnd)) } : bounded;
   const matching = db
     .$with('matching')
     .as(
@@ -102,11 +99,10 @@ export async function indexedPage(db: DbTx, projectId: number, bounded: LogFilte
  */
 const SEARCH_WORK_MEM = '32MB';
 
-const HOUR_MS = 3_600_000;
-
 /**
- * The most hours whose keys a search looks up, one index scan each (0.1–0.2 ms for an hour without
- * a match); a longer range looks up its text's keys alone.
+ * The most hours whose keys a search looks up: each adds a posting list the index scan walks beside
+ * the text's (three took 0.8 ms for the last hour of a 4-million-log day, measured with no more); a
+ * longer range looks up its text's keys alone.
  */
 const SEARCH_HOURS_MAX = 8;
 
