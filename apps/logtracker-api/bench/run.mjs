@@ -304,6 +304,28 @@ async function waitForQuiet(sql, timeoutMs = 180_000, { autovacuum = false } = {
   }
 }
 
+/**
+ * Waits until the kernel holds less than 64 MiB of pages to write (/proc/meminfo: Dirty and
+ * Writeback), at most `timeoutMs`; answers the KiB left, or undefined where it cannot tell.
+ */
+async function waitForWrittenOut(timeoutMs) {
+  const pending = () => {
+    try {
+      const info = readFileSync('/proc/meminfo', 'utf8');
+      const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? NaN);
+      const sum = kib('Dirty') + kib('Writeback');
+      return Number.isFinite(sum) ? sum : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (let left = pending(); ; left = pending()) {
+    if (left === undefined || left < 64 * 1024 || Date.now() >= deadline) return left;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 /** Generates the data set server-side, LOAD_CHUNK rows per statement, LOAD_WORKERS statements at a time. */
 async function loadWithSql(sql, projectIds) {
   const tasks = [];
@@ -995,6 +1017,12 @@ async function main() {
     await sql`vacuum analyze`;
     await sql`checkpoint`;
     loaded.vacuumSeconds = (performance.now() - vacuumStart) / 1000;
+    // Reads on a database at rest: no autovacuum of the load, and the checkpoint's pages written
+    // out by the kernel (on loopback PostgreSQL runs without fsync: they are written behind).
+    const settleStart = performance.now();
+    await waitForQuiet(sql, 120_000, { autovacuum: true });
+    const dirty = await waitForWrittenOut(60_000);
+    log(`at rest after ${seconds(settleStart)} s (${dirty === undefined ? 'dirty pages not known' : `${fmt(Math.round(dirty / 1024))} MiB of dirty pages left`})`);
   } else {
     const count = Math.min(LOGS_PER_PROJECT, PGLITE_MAX_LOGS);
     log(`loading ${fmt(count)} logs into the big project through the batch endpoint (PGlite)`);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '@repo/config';
-import { createDatabase, queryRows } from '@repo/db';
+import { arrayLiteral, createDatabase, queryRows } from '@repo/db';
 import { initializedPgliteDir } from '@repo/db/testing';
 import { builtCli, runNode, secondPass } from '@repo/db/testing-files';
 import { asc, count, eq, sql } from 'drizzle-orm';
@@ -262,6 +262,14 @@ describe('retention by daily partition', () => {
              where i.inhparent = 'logs'::regclass order by 1`,
       )
     ).map((r) => r.name);
+  /** Which of these tables exist, partitions of logs or not. */
+  const tablesOf = async (names: string[]) =>
+    (
+      await queryRows<{ name: string }>(
+        iso.database.db,
+        sql`select relname as name from pg_class where relkind in ('r', 'p') and relname = any(${arrayLiteral(names)}::text[]) order by 1`,
+      )
+    ).map((r) => r.name);
   const partitionOf = (daysAgo: number) => `logs_p${new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 10).replaceAll('-', '')}`;
   /** Noon, `daysAgo` UTC days before today. */
   const noon = (daysAgo: number) => {
@@ -335,12 +343,28 @@ describe('retention by daily partition', () => {
     expect(left).not.toContain(partitionOf(4));
     expect(left).toContain(partitionOf(3));
     expect(left).toContain('logs_default');
+    // Detached, then dropped: no table of those days is left behind.
+    expect(await tablesOf([partitionOf(6), partitionOf(5), partitionOf(4)])).toEqual([]);
     expect(await rollupTotal(long.id)).toEqual({ levels: 1, sources: 1 });
 
     // A log for a dropped day still has a home (the default partition), and goes at the next run.
     await createLogs(iso, long.id, [{ message: 'late, 5 days', timestamp: noon(5) }]);
     expect(await runJob()).toMatchObject({ deleted: 1, partitionsEmptied: 0, partitionsDropped: 0 });
     expect(await messages(long.id)).toEqual(['long, today']);
+  });
+
+  it('drops a day an earlier run detached and stopped before dropping', async () => {
+    // Every project keeps three days: three days ago is kept, six days ago has expired for all.
+    await iso.database.db.update(projects).set({ retentionDays: 3 });
+    await queryRows(iso.database.db, sql`select logs_ensure_partitions((now() at time zone 'UTC')::date - 6, (now() at time zone 'UTC')::date - 6)`);
+    await queryRows(iso.database.db, sql.raw(`alter table logs detach partition "${partitionOf(6)}"`));
+    expect(await tablesOf([partitionOf(6)])).toEqual([partitionOf(6)]);
+
+    const run = await runJob();
+
+    expect(run.partitionsDropped).toBe(1);
+    expect(await tablesOf([partitionOf(6)])).toEqual([]);
+    expect(await partitionsOf()).toContain(partitionOf(3));
   });
 
   it.runIf(process.env.TEST_DATABASE_URL)('gives up on a busy table for this run instead of keeping ingestion waiting', async () => {

@@ -48,6 +48,9 @@ export async function deleteExpiredBatch(db: DbTx, projectId: number, cutoff: Da
   return { deleted: Number(row?.deleted ?? 0), more: row?.more === true };
 }
 
+/** The name of a daily partition of logs: logs_pYYYYMMDD. */
+const DAILY_PARTITION = /^logs_p[0-9]{8}$/;
+
 /** The daily partitions (logs_pYYYYMMDD, one UTC day each), oldest first. */
 export async function dailyPartitions(db: DbTx): Promise<DailyPartition[]> {
   const found = await queryRows<{ name: string }>(
@@ -122,11 +125,15 @@ export async function emptyPartition(tx: DbTx, partition: DailyPartition, keepin
 }
 
 /**
- * In the caller's transaction: takes every lock a drop needs, the partition's and the default
- * partition's (`fallback`, which a drop also locks) first, the logs table's last, then drops the
- * partition if it is still empty. Answers false, having dropped nothing, when logs arrived there.
+ * In the caller's transaction: takes every lock a detach needs, the partition's and the default
+ * partition's (`fallback`, whose bounds it widens) first, the logs table's last, then detaches the
+ * partition if it is still empty; the caller drops it once this transaction is over (dropDetached).
+ * Answers false, having detached nothing, when logs arrived there.
+ * Not dropped here: a drop's commit scans every shared buffer for the pages of its files (with
+ * 4 GB of shared_buffers, 20 to 40 ms under ingest), and it would do so holding the logs table,
+ * every insert waiting; a detach's commit only records the change.
  */
-export async function dropEmptyPartition(tx: DbTx, partition: DailyPartition, fallback: string | undefined): Promise<boolean> {
+export async function detachEmptyPartition(tx: DbTx, partition: DailyPartition, fallback: string | undefined): Promise<boolean> {
   const table = tableOf(partition);
   await tx.execute(sql`lock table ${table} in access exclusive mode`);
   if (fallback) await tx.execute(sql`lock table ${sql.raw(fallback)} in access exclusive mode`);
@@ -134,6 +141,28 @@ export async function dropEmptyPartition(tx: DbTx, partition: DailyPartition, fa
   const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
   // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
   if (row?.full) return false;
-  await tx.execute(sql`drop table ${table}`);
+  await tx.execute(sql`alter table logs detach partition ${table}`);
   return true;
+}
+
+/**
+ * The daily partitions detached and not dropped yet (a run stopped between the two): tables
+ * named as a daily partition of logs that are no partition of it any more.
+ */
+export async function detachedPartitions(db: DbTx): Promise<string[]> {
+  const found = await queryRows<{ name: string }>(
+    db,
+    sql`select c.relname as name from pg_class c
+         where c.relnamespace = (select relnamespace from pg_class where oid = 'logs'::regclass)
+           and c.relkind = 'r' and c.relname ~ '^logs_p[0-9]{8}$'
+           and not exists (select 1 from pg_inherits i where i.inhrelid = c.oid)
+         order by c.relname`,
+  );
+  return found.map(({ name }) => name);
+}
+
+/** Drops a detached daily partition (detachEmptyPartition): a table of its own, whose lock holds no insert. */
+export async function dropDetached(db: DbTx, name: string): Promise<void> {
+  if (!DAILY_PARTITION.test(name)) throw new Error(`not a daily partition of logs: ${name}`);
+  await db.execute(sql`drop table if exists ${sql.raw(`"${name}"`)}`);
 }

@@ -43,8 +43,9 @@ export function expiryCutoff(now: Date, retentionDays: number): Date {
 /**
  * How long a run waits for a table lock before giving up on it for this attempt. Emptying a
  * partition locks that partition only (ingestion writes to today's, never blocked); a read of the
- * whole project waits behind it at most this long. Dropping one locks the logs table itself, so
- * every statement on logs, inserts included, waits behind it at most DROP_LOCK_TIMEOUT_MS.
+ * whole project waits behind it at most this long. Dropping one detaches it first, which locks
+ * the logs table itself, so every statement on logs, inserts included, waits behind it at most
+ * DROP_LOCK_TIMEOUT_MS.
  */
 const TRUNCATE_LOCK_TIMEOUT_MS = 200;
 const DROP_LOCK_TIMEOUT_MS = 5;
@@ -58,8 +59,8 @@ const BUSY = Symbol('lock not granted');
  * ingestion:
  * - a daily partition whose logs have all expired is emptied with TRUNCATE, which locks that
  *   partition alone, and its counts leave the rollups in the same transaction; once its day has
- *   expired for every project, the empty partition is dropped under a lock timeout of a few
- *   milliseconds, retried, and left for the next run if the logs table stays busy;
+ *   expired for every project, the empty partition is detached under a lock timeout of a few
+ *   milliseconds, retried, and left for the next run if the logs table stays busy, then dropped;
  * - the other expired logs (a project keeping its logs less long than its neighbours in a
  *   partition, logs in the default partition) are deleted a bounded batch at a time, each batch a
  *   short statement of its own (no transaction around the run): a batch holds locks, and on
@@ -115,16 +116,20 @@ export function createRetentionService(deps: {
   }
 
   /**
-   * Drops an empty partition. Every lock the drop needs is taken first, each waiting
-   * DROP_LOCK_TIMEOUT_MS at most: the partition's and the default partition's (`fallback`, which a
-   * drop also locks; nobody writes today's logs there), then the logs table's, last, so that inserts wait
-   * behind it no longer than one timeout and the drop itself, and never while the drop waits on
-   * something else (a vacuum of the partition, a read of the default one). No insert can reach the
-   * partition between the check that it is empty and the drop, which follows at once.
+   * Drops an empty partition: detaches it, then drops the table it became. Every lock the detach
+   * needs is taken first, each waiting DROP_LOCK_TIMEOUT_MS at most: the partition's and the
+   * default partition's (`fallback`, whose bounds it widens; nobody writes today's logs there),
+   * then the logs table's, last, so that inserts wait behind it no longer than one timeout and the
+   * detach itself, and never while it waits on something else (a vacuum of the partition, a read
+   * of the default one). No insert can reach the partition between the check that it is empty and
+   * the detach, which follows at once. The drop, whose commit scans the shared buffers, locks the
+   * detached table alone (repo.detachEmptyPartition).
    */
   async function drop(partition: DailyPartition, fallback: string | undefined, signal: StopSignal): Promise<boolean> {
-    const dropped = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, signal, (tx) => repo.dropEmptyPartition(tx, partition, fallback));
-    return dropped === true;
+    const detached = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, signal, (tx) => repo.detachEmptyPartition(tx, partition, fallback));
+    if (detached !== true) return false;
+    await repo.dropDetached(db, partition.name);
+    return true;
   }
 
   /**
@@ -133,6 +138,12 @@ export function createRetentionService(deps: {
    */
   async function partitionPass(cutoffs: { id: number; cutoff: Date }[], signal: StopSignal) {
     const result = { deleted: 0, emptied: 0, dropped: 0 };
+    // A day detached by a run that stopped before dropping it.
+    for (const name of await repo.detachedPartitions(db)) {
+      await repo.dropDetached(db, name);
+      result.dropped += 1;
+      logger.info({ partition: name }, 'retention: expired day dropped, detached by an earlier run');
+    }
     if (cutoffs.length === 0) return result;
     const latest = Math.max(...cutoffs.map((p) => p.cutoff.getTime()));
     const earliest = Math.min(...cutoffs.map((p) => p.cutoff.getTime()));
