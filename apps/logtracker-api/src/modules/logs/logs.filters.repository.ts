@@ -72,10 +72,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     // are few per project and usually common, so the page fills early; an index per source would
     // cost every insert for a filter most lists do not use.
     filters.source ? eq(logs.source, filters.source) : undefined,
-    filters.from ? gte(logs.timestamp, filters.from) : undefined,
-    filters.to ? lte(logs.timestamp, filters.to) : undefined,
-    filters.before ? lt(logs.timestamp, filters.before) : undefined,
-    ...(filters.days ? [gte(logs.timestamp, filters.days.from), lt(logs.timestamp, filters.days.to)] : []),
+    timeBounds(filters),
     filters.search
       ? filters.slice
         ? sql`${logs.message} ilike (select ${likePattern(filters.search)}::text)`
@@ -87,14 +84,25 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
                      where lp.project_id = ${projectId} and lp.timestamp = ${logs.timestamp} and lp.log_id = ${logs.id}
                        and lp.pattern_id = ${filters.patternId})`
       : undefined,
-    ...(filters.after
-      ? [
-          sql`(${logs.timestamp}, ${logs.id}) < (${cursorTime(filters.after)}, ${filters.after.id}::bigint)`,
-          // Implied by the row comparison, but only this form lets PostgreSQL skip the partitions
-          // of the days after the cursor.
-          sql`${logs.timestamp} <= ${cursorTime(filters.after)}`,
-        ]
-      : []),
+    filters.after ? sql`(${logs.timestamp}, ${logs.id}) < (${cursorTime(filters.after)}, ${filters.after.id}::bigint)` : undefined,
+  );
+}
+
+/**
+ * The bounds in time of a filtered list alone: `from`, `to`, `before`, the project's days, and the
+ * cursor's time. Also where a statement reads logs it already found again (a page's rows by
+ * their key): a statement planned for its values then plans the partitions of those bounds only,
+ * not every day's (1.7 against 0.5 ms of planning for a search of the last hour).
+ */
+export function timeBounds(filters: LogFilters): SQL | undefined {
+  return and(
+    filters.from ? gte(logs.timestamp, filters.from) : undefined,
+    filters.to ? lte(logs.timestamp, filters.to) : undefined,
+    filters.before ? lt(logs.timestamp, filters.before) : undefined,
+    ...(filters.days ? [gte(logs.timestamp, filters.days.from), lt(logs.timestamp, filters.days.to)] : []),
+    // Implied by the cursor's row comparison (where), but only this form lets PostgreSQL skip the
+    // partitions of the days after the cursor.
+    filters.after ? sql`${logs.timestamp} <= ${cursorTime(filters.after)}` : undefined,
   );
 }
 

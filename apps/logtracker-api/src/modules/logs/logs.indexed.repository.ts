@@ -2,7 +2,7 @@ import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import { cursorTime, hasSearchKeys, HOUR_MS, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { cursorTime, hasSearchKeys, HOUR_MS, listed, timeBounds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
 /**
@@ -51,11 +51,12 @@ export async function indexedPage(db: DbTx, projectId: number, bounded: LogFilte
       .offset(offset)
       .as('page');
     // The page's logs read whole by their key, in the same statement: one probe of the primary key
-    // per match kept, in the partition of its time only (pruned as it runs).
+    // per match kept, in the partition of its time only (pruned as it runs), within the list's
+    // bounds (timeBounds: pruned as it is planned).
     const row = tx
       .select(listed)
       .from(logs)
-      .where(and(eq(logs.projectId, projectId), sql`${logs.id} = ${page.id}`, sql`${logs.timestamp} = ${page.timestamp}`))
+      .where(and(eq(logs.projectId, projectId), sql`${logs.id} = ${page.id}`, sql`${logs.timestamp} = ${page.timestamp}`, timeBounds(filters)))
       .as('row');
     return tx
       .select({ ...row._.selectedFields, matched: sql<number>`${page.matched}`.mapWith(Number) })
