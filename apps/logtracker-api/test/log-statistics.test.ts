@@ -174,6 +174,46 @@ describe('logs statistics during sustained ingest', () => {
     await db.execute(sql`drop table ${sql.identifier(name)}`);
   });
 
+  it("analyses a partition a new project's logs grew by less than a tenth, and not for as many of a project its statistics know", async () => {
+    const db = quiet.database.db;
+    const user = await createUser(quiet);
+    const known = await createProject(quiet, user);
+    const fresh = await createProject(quiet, user);
+    // A day of its own, written to directly, autovacuum off for it (as above).
+    const day = new Date(Date.now() - 41 * 86_400_000);
+    const name = `logs_p${day.toISOString().slice(0, 10).replaceAll('-', '')}`;
+    await db.execute(sql`select logs_ensure_partitions(${day.toISOString().slice(0, 10)}::date, ${day.toISOString().slice(0, 10)}::date)`);
+    if (process.env.TEST_DATABASE_URL) await db.execute(sql`alter table ${sql.identifier(name)} set (autovacuum_enabled = false)`);
+    const write = (projectId: number, count: number) =>
+      db.insert(logs).values(Array.from({ length: count }, (_, i) => ({ projectId, level: 'info' as const, message: `job ${i} done`, timestamp: day })));
+    /** Once the server's counts show `n` rows written since the last analysis. */
+    const written = (n: number) =>
+      waitFor(async () => {
+        await db.execute(sql`do $$ begin perform pg_stat_force_next_flush(); exception when undefined_function then null; end $$`);
+        const [row] = await queryRows<{ n: number }>(db, sql`select n_mod_since_analyze::int as n from pg_stat_user_tables where relname = ${name}`);
+        return (row?.n ?? 0) >= n ? true : undefined;
+      });
+    const statistics = createLogStatisticsService({ db, spacingMs: 0, minRows: 200 });
+    await write(known.id, 5_000);
+    await waitFor(async () => ((await statistics.refresh()).analysed.includes(name) ? true : undefined));
+
+    // 220 more of the known project: under a tenth of the partition, and of what it holds of that project.
+    await write(known.id, 220);
+    await written(220);
+    expect((await statistics.refresh(new Map([[known.id, 220]]))).analysed).not.toContain(name);
+    // 220 of a project the statistics know nothing of: together still under a tenth.
+    await write(fresh.id, 220);
+    await written(440);
+    expect((await statistics.refresh(new Map([[known.id, 220]]))).analysed).not.toContain(name);
+    expect((await statistics.refresh(new Map([[known.id, 220], [fresh.id, 220]]))).analysed).toContain(name);
+    const [stats] = await queryRows<{ vals: string | null }>(
+      db,
+      sql`select most_common_vals::text as vals from pg_stats where tablename = ${name} and attname = 'project_id'`,
+    );
+    expect(stats?.vals).toContain(String(fresh.id));
+    await db.execute(sql`drop table ${sql.identifier(name)}`);
+  });
+
   it('keeps no statistics of the columns no plan reads, on every partition', async () => {
     const rows = await queryRows<{ relname: string; attname: string; target: number }>(
       t.database.db,

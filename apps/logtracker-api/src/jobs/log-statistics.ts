@@ -84,6 +84,8 @@ export function registerLogStatistics(
   let mergedAt = Date.now();
   /** Logs stored since the last merge (or the last one passed over). */
   let storedSinceMerge = 0;
+  /** Logs stored per project since the last analysis (a new project's burst: staleLogPartitions). */
+  const storedByProject = new Map<number, number>();
 
   let compacting: Promise<unknown> | undefined;
 
@@ -137,11 +139,20 @@ export function registerLogStatistics(
         compact();
       }
     }
+    const counted = new Map(storedByProject);
     running = app.metrics
-      .job('log_statistics', () => statistics.refresh())
+      .job('log_statistics', () => statistics.refresh(counted))
       .then((pass) => {
-        // Estimates kept for searches came from the statistics just replaced.
-        if (pass.analysed.length > 0) forgetKeptEstimates();
+        if (pass.analysed.length > 0) {
+          // Estimates kept for searches came from the statistics just replaced.
+          forgetKeptEstimates();
+          // What the analysis saw is in the statistics now; what was stored since is not.
+          for (const [project, n] of counted) {
+            const left = (storedByProject.get(project) ?? 0) - n;
+            if (left > 0) storedByProject.set(project, left);
+            else storedByProject.delete(project);
+          }
+        }
         if (pass.nextDueInMs !== undefined) checkWhenDue(pass.nextDueInMs);
       })
       .catch((error: unknown) => app.log.warn({ err: error }, 'refreshing the logs statistics failed'))
@@ -162,8 +173,9 @@ export function registerLogStatistics(
 
   const lateCounts = afterLast(LATE_COUNTS_CHECK_MS, () => arm());
 
-  const unsubscribe = deps.events.subscribeAll((_projectId, _levels, count) => {
+  const unsubscribe = deps.events.subscribeAll((projectId, _levels, count) => {
     storedSinceMerge += count;
+    storedByProject.set(projectId, (storedByProject.get(projectId) ?? 0) + count);
     arm();
     lateCounts.arm();
     quiet.arm();

@@ -36,20 +36,25 @@ export interface StatisticsPass {
  * takes 15 ms after ANALYZE takes 250 ms. This analyses the partitions ingest grew by a tenth, soon
  * after it happened, so statistics trail a burst by a second or two. Growth by half was too coarse:
  * in the full bench, today's partition, already grown by the earlier phases' ingest, took a burst of
- * 300 000 logs of a new project without a new analysis, and searches of it took 250–320 ms. An analysis reads a
- * sample of 30 000 rows (a few hundred milliseconds at most), at most once every ANALYZE_SPACING_MS
- * a partition. The same pass merges the partition's trigram pending list (maintenance.repository.ts,
+ * 300 000 logs of a new project without a new analysis, and searches of it took 250–320 ms. A tenth
+ * was too coarse too, once the day held 3.5 million logs (100–270 ms a search after the same burst):
+ * a partition is also analysed once a project stored more logs there than its statistics give it
+ * (staleLogPartitions), which a steady project does not, and a new one does with its first
+ * ANALYZE_MIN_ROWS. An analysis reads a sample of 30 000 rows (a few hundred milliseconds at most),
+ * at most once every ANALYZE_SPACING_MS a partition. The same pass merges the partition's trigram pending list (maintenance.repository.ts,
  * analyzePartitions).
  */
-export function createLogStatisticsService(deps: { db: DbTx; spacingMs?: number }) {
+export function createLogStatisticsService(deps: { db: DbTx; spacingMs?: number; minRows?: number }) {
   const spacingMs = deps.spacingMs ?? ANALYZE_SPACING_MS;
+  const minRows = deps.minRows ?? ANALYZE_MIN_ROWS;
   return {
     /**
-     * Analyses the partitions that grew enough since their last statistics and were not analysed
-     * within the spacing; tells when those left waiting are due.
+     * Analyses the partitions that grew enough since their last statistics, or where a project of
+     * `stored` (logs stored per project since the last analysis) outgrew what they say of it, and
+     * were not analysed within the spacing; tells when those left waiting are due.
      */
-    async refresh(): Promise<StatisticsPass> {
-      const stale = await repo.staleLogPartitions(deps.db, ANALYZE_MIN_ROWS, ANALYZE_GROWTH, spacingMs, PARTITIONS_PER_PASS);
+    async refresh(stored?: ReadonlyMap<number, number>): Promise<StatisticsPass> {
+      const stale = await repo.staleLogPartitions(deps.db, minRows, ANALYZE_GROWTH, spacingMs, PARTITIONS_PER_PASS, stored);
       const due = stale.filter((p) => p.dueInMs === 0).map((p) => p.name);
       const waits = stale.filter((p) => p.dueInMs > 0).map((p) => p.dueInMs);
       const analysed = await repo.analyzePartitions(deps.db, due);
