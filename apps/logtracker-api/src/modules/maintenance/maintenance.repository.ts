@@ -86,16 +86,25 @@ export async function staleLogPartitions(
   // This connection's own pending counts first (with PGlite, the one connection is also the writer's).
   await db.execute(sql`do $$ begin perform pg_stat_force_next_flush(); exception when undefined_function then null; end $$`);
   const many = [...stored].filter(([, n]) => n >= minRows);
+  // Looked up for a partition written to by at least minRows only (the condition before it), and
+  // only when a project stored that many: no statistics read on a pass with nothing to weigh. A
+  // partition never analysed has no statistics, and is stale by its growth anyway.
   const outgrown =
     many.length === 0
       ? sql`false`
       : sql`exists (
-              select 1 from unnest(${arrayLiteral(many.map(([p]) => p))}::int[], ${arrayLiteral(many.map(([, n]) => n))}::float8[]) as f (project, n)
-               where f.n > coalesce(known.rows * coalesce(
+              select 1
+                from unnest(${arrayLiteral(many.map(([p]) => p))}::int[], ${arrayLiteral(many.map(([, n]) => n))}::float8[]) as f (project, n)
+                join pg_stats st on st.schemaname = s.schemaname and st.tablename = s.relname and st.attname = 'project_id'
+                cross join lateral (
+                  select st.most_common_vals::text::int[] as vals, st.most_common_freqs as freqs,
+                         greatest((select c.reltuples from pg_class c where c.oid = s.relid), 0) as rows
+                ) as known
+               where f.n > known.rows * coalesce(
                        known.freqs[array_position(known.vals, f.project)],
-                       greatest(0, 1 - known.null_frac - coalesce((select sum(q) from unnest(known.freqs) as q), 0))
-                         / greatest(1, (case when known.n_distinct < 0 then -known.n_distinct * known.rows else known.n_distinct end)
-                                       - coalesce(cardinality(known.vals), 0))), 0))`;
+                       greatest(0, 1 - st.null_frac - coalesce((select sum(q) from unnest(known.freqs) as q), 0))
+                         / greatest(1, (case when st.n_distinct < 0 then -st.n_distinct * known.rows else st.n_distinct end)
+                                       - coalesce(cardinality(known.vals), 0))))`;
   const rows = await queryRows<{ name: string; due_in_ms: number | string }>(
     db,
     sql`select s.relname as name,
@@ -104,12 +113,6 @@ export async function staleLogPartitions(
                )) * 1000))::int as due_in_ms
           from pg_stat_user_tables s
           join pg_inherits i on i.inhrelid = s.relid
-          left join lateral (
-            select st.most_common_vals::text::int[] as vals, st.most_common_freqs as freqs, st.null_frac, st.n_distinct,
-                   greatest(c.reltuples, 0) as rows
-              from pg_stats st join pg_class c on c.oid = s.relid
-             where st.schemaname = s.schemaname and st.tablename = s.relname and st.attname = 'project_id'
-          ) as known on true
          where i.inhparent = 'logs'::regclass
            and (s.n_mod_since_analyze >= greatest(${minRows}::bigint, ${growth}::float8 * greatest(s.n_live_tup - s.n_mod_since_analyze, 0))
                 or (s.n_mod_since_analyze >= ${minRows}::bigint and ${outgrown}))

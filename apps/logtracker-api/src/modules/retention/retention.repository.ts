@@ -56,7 +56,7 @@ export async function dailyPartitions(db: DbTx): Promise<DailyPartition[]> {
   const found = await queryRows<{ name: string }>(
     db,
     sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
-         where i.inhparent = 'logs'::regclass and c.relname ~ '^logs_p[0-9]{8}$' order by c.relname`,
+         where i.inhparent = 'logs'::regclass and c.relname ~ ${DAILY_PARTITION.source} order by c.relname`,
   );
   return found.map(({ name }) => {
     const from = new Date(`${name.slice(6, 10)}-${name.slice(10, 12)}-${name.slice(12, 14)}T00:00:00Z`);
@@ -154,7 +154,7 @@ export async function detachedPartitions(db: DbTx): Promise<string[]> {
     db,
     sql`select c.relname as name from pg_class c
          where c.relnamespace = (select relnamespace from pg_class where oid = 'logs'::regclass)
-           and c.relkind = 'r' and c.relname ~ '^logs_p[0-9]{8}$'
+           and c.relkind = 'r' and c.relname ~ ${DAILY_PARTITION.source}
            and not exists (select 1 from pg_inherits i where i.inhrelid = c.oid)
          order by c.relname`,
   );
@@ -164,5 +164,5 @@ export async function detachedPartitions(db: DbTx): Promise<string[]> {
 /** Drops a detached daily partition (detachEmptyPartition): a table of its own, whose lock holds no insert. */
 export async function dropDetached(db: DbTx, name: string): Promise<void> {
   if (!DAILY_PARTITION.test(name)) throw new Error(`not a daily partition of logs: ${name}`);
-  await db.execute(sql`drop table if exists ${sql.raw(`"${name}"`)}`);
+  await db.execute(sql`drop table if exists ${sql.identifier(name)}`);
 }
