@@ -942,7 +942,8 @@ async function measureSoak(rows, { app, token, projectId, ingestKey }) {
     { label: 'POST logs', weight: 25, method: 'POST', path: () => logs, headers: ingest, get body() { return single(); } },
     { label: 'GET logs', weight: 10, method: 'GET', path: () => logs, headers: bearer },
     { label: 'GET logs?level', weight: 10, method: 'GET', path: () => `${logs}?level=${any(['error', 'warning'])}&from_date=${hourAgo()}`, headers: bearer },
-    { label: 'GET logs?search', weight: 15, method: 'GET', path: () => `${logs}?search=${any([COMMON_TERM, RARE_TERM, 'gateway'])}`, headers: bearer },
+    // One case per text, so that the table by request shows which one a tail belongs to.
+    ...[COMMON_TERM, RARE_TERM, 'gateway'].map((term) => ({ label: `GET logs?search=${term}`, weight: 5, method: 'GET', path: () => `${logs}?search=${term}`, headers: bearer })),
     { label: 'GET logs?level&search', weight: 5, method: 'GET', path: () => `${logs}?level=error&search=${COMMON_TERM}`, headers: bearer },
     { label: 'GET stats', weight: 6, method: 'GET', path: () => `/api/projects/${projectId}/stats?time_range=${any(['1h', '24h', '7d'])}`, headers: bearer },
     { label: 'GET insights', weight: 4, method: 'GET', path: () => `/api/projects/${projectId}/insights?limit=20`, headers: bearer },

@@ -6,10 +6,10 @@ import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
-import { indexedPage, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
+import { indexedPage, searchHours, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
 import { forgetKeptEstimates, isWideProject, keptEstimate, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
 import { searchShareKey } from '../src/modules/logs/logs.search.repository.js';
-import { where } from '../src/modules/logs/logs.filters.repository.js';
+import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
@@ -333,6 +333,95 @@ describe('paging to the microsecond', () => {
       query = `per_page=2&cursor=${meta.next_cursor}`;
     }
     expect(seen).toEqual(['micro 7', 'micro 6', 'micro 5', 'micro 4', 'micro 3', 'micro 2', 'micro 1']);
+  });
+});
+
+describe('a search of the newest minutes, newer than the statistics', () => {
+  // Logs keep arriving in a partition after its last ANALYZE: the planner reads a range of the
+  // newest minutes as holding none. A search's slice and a search of a few hours must still find
+  // their matches through the text's keys, not by reading every log of the range, and a page's
+  // rows by their key.
+  let project: number;
+  const now = Date.now();
+  const LATEST = new Date('9999-12-31T23:59:59.999Z');
+  const message = (i: number) => (i % 200 === 3 ? `Request ${i} through gateway` : `Request ${i} served`);
+
+  beforeAll(async () => {
+    project = (await createProject(t, owner)).id;
+    // 20 000 logs of the last hours, analysed; then 6 000 of the last minute, after the analysis.
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${project}, 'info', 'Request ' || i || ' served', ${new Date(now - 120_000).toISOString()}::timestamptz - make_interval(secs => i * 0.5)
+            from generate_series(1, 20000) as i`,
+    );
+    await t.database.db.execute(sql`analyze logs`);
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${project}, 'info', case when i % 200 = 3 then 'Request ' || i || ' through gateway' else 'Request ' || i || ' served' end,
+                 ${new Date(now).toISOString()}::timestamptz - make_interval(secs => i * 0.01)
+            from generate_series(1, 6000) as i`,
+    );
+  }, 120_000);
+
+  /** The indexes the plan of these filters reads, as a search on the index path plans them (indexedPage). */
+  async function indexesRead(condition: SQL | undefined, from: SQL = sql`logs`, partition?: string) {
+    return withTransaction(t.database.db, async (tx) => {
+      await tx.execute(sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true)`);
+      const [row] = await queryRows<{ 'QUERY PLAN': unknown }>(tx, sql`explain (format json) select 1 from ${from} where ${condition}`);
+      const plan = typeof row!['QUERY PLAN'] === 'string' ? row!['QUERY PLAN'] : JSON.stringify(row!['QUERY PLAN']);
+      const names = [...plan.matchAll(/"Index Name":\s*"(\w+)"/g)].map((m) => m[1]!);
+      return new Set(names.filter((n) => !partition || n.startsWith(`${partition}_`)).map((n) => n.replace(/^logs_(p\d+|default)_/, '')));
+    });
+  }
+
+  it('finds a slice\'s matches through the text\'s keys, not by reading the slice', async () => {
+    const from = new Date(now - 60_000);
+    const latest = new Date(Math.floor(now / 3_600_000) * 3_600_000);
+    const hours = searchHours({ from, latest });
+    expect(hours?.length).toBeGreaterThan(0);
+    // Their bounds as the planner reads them: not a range it takes for empty (on a partition of
+    // millions of logs, it then read every log of the range and checked its text on its row).
+    for (const filters of [
+      { from, before: LATEST, hours },
+      { from, before: LATEST, slice: true },
+    ]) {
+      const [row] = await rows<{ 'QUERY PLAN': unknown }>(sql`explain (format json) select id from logs where ${where(project, filters)}`);
+      const plan = typeof row!['QUERY PLAN'] === 'string' ? row!['QUERY PLAN'] : JSON.stringify(row!['QUERY PLAN']);
+      expect(Number(/"Plan Rows":\s*(\d+)/.exec(plan)![1]), JSON.stringify(filters)).toBeGreaterThan(50);
+    }
+    // The same matches, newest first, through the hours' keys and through the time index alike.
+    const wanted = Array.from({ length: 6000 }, (_, k) => k + 1).filter((i) => i % 200 === 3).map(message);
+    for (const hourKeys of [true, false]) {
+      const page = await indexedPage(t.database.db, project, { search: 'gateway', from, before: LATEST, slice: true, latest }, 20, 0, { hourKeys });
+      expect(page.rows.map((l) => l.message)).toEqual(wanted.slice(0, 20));
+      expect(page.matched).toBe(wanted.length);
+    }
+    const sliced = await slicedPage(t.database.db, project, { search: 'gateway' }, 20, 0.005, { listRows: 26_000, scope: { wideProject: false, latest } });
+    expect(sliced!.rows.map((l) => l.message)).toEqual(wanted.slice(0, 20));
+  });
+
+  it('reads a page\'s rows by their key within whole days', async () => {
+    // The days' bounds leave the other days' partitions unplanned, and read as whole days the
+    // planner does not take the range for empty.
+    const from = new Date(now - 60_000);
+    const day = Math.floor(from.getTime() / DAY) * DAY;
+    const bounds = (filters: Parameters<typeof dayBounds>[0]) => {
+      const condition = dayBounds(filters);
+      return condition ? t.database.db.select({ id: logs.id }).from(logs).where(condition).toSQL().params : [];
+    };
+    expect(bounds({ from, before: LATEST })).toEqual([new Date(day).toISOString()]);
+    expect(bounds({ from, to: new Date(now) })).toEqual([new Date(day).toISOString(), new Date(Math.floor(now / DAY) * DAY + DAY).toISOString()]);
+    expect(bounds({ after: { timestamp: new Date(day + 5).toISOString(), id: 1 } })).toEqual([new Date(day + DAY).toISOString()]);
+    expect(bounds({})).toEqual([]);
+    // The newest log, read by its key as indexedPage reads a page's rows: through the primary key.
+    const newest = await rows<{ id: number; ts: string }>(
+      sql`select id, to_char("timestamp" at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as ts from logs where project_id = ${project} order by "timestamp" desc limit 1`,
+    );
+    const page = sql`(values ${sql.join(newest.map((l) => sql`(${l.id}::bigint, ${l.ts}::timestamptz)`), sql`, `)}) as page(id, "timestamp")`;
+    const probe = and(eq(logs.projectId, project), sql`${logs.id} = page.id`, sql`${logs.timestamp} = page."timestamp"`, dayBounds({ from, before: LATEST }));
+    // In the partition of the newest logs (the others the days' bounds leave are pruned as it runs).
+    const partition = `logs_p${new Date(now).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    expect([...(await indexesRead(sql`true`, sql`${page} cross join lateral (select ${logs.id} from ${logs} where ${probe}) as row`, partition))]).toEqual(['pkey']);
   });
 });
 
