@@ -412,6 +412,8 @@ describe('a search of the newest minutes, newer than the statistics', () => {
     expect(bounds({ from, before: LATEST })).toEqual([new Date(day).toISOString()]);
     expect(bounds({ from, to: new Date(now) })).toEqual([new Date(day).toISOString(), new Date(Math.floor(now / DAY) * DAY + DAY).toISOString()]);
     expect(bounds({ after: { timestamp: new Date(day + 5).toISOString(), id: 1 } })).toEqual([new Date(day + DAY).toISOString()]);
+    expect(bounds({ days: { from: new Date(day - DAY), to: new Date(day + DAY) } })).toEqual([new Date(day - DAY).toISOString(), new Date(day + DAY).toISOString()]);
+    expect(bounds({ before: new Date(day + 1) })).toEqual([new Date(day + DAY).toISOString()]);
     expect(bounds({})).toEqual([]);
     // The newest log, read by its key as indexedPage reads a page's rows: through the primary key.
     const newest = await rows<{ id: number; ts: string }>(

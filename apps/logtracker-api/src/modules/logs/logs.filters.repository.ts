@@ -133,12 +133,16 @@ const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  * (3.5 s for a page of the newest minute while 4 000 logs a second arrived), not by its key.
  */
 export function dayBounds(filters: LogFilters): SQL | undefined {
-  const lows = [filters.from, filters.days?.from].flatMap((d) => (d ? [d.getTime()] : []));
-  const highs = [filters.to, filters.before, filters.days?.to, filters.after ? new Date(filters.after.timestamp) : undefined].flatMap((d) =>
-    d && Number.isFinite(d.getTime()) ? [d.getTime()] : [],
-  );
+  const times = (...dates: (Date | undefined)[]) => dates.flatMap((d) => (d && Number.isFinite(d.getTime()) ? [d.getTime()] : []));
+  const lows = times(filters.from, filters.days?.from);
+  // The end of the day of an inclusive bound (`to`, the cursor's time), and of the day before an
+  // exclusive one at midnight (`before`, the project's days).
+  const highs = [
+    ...times(filters.to, filters.after ? new Date(filters.after.timestamp) : undefined).map((t) => (Math.floor(t / DAY_MS) + 1) * DAY_MS),
+    ...times(filters.before, filters.days?.to).map((t) => Math.ceil(t / DAY_MS) * DAY_MS),
+  ];
   const low = lows.length > 0 ? Math.floor(Math.max(...lows) / DAY_MS) * DAY_MS : undefined;
-  const high = highs.length > 0 ? (Math.floor(Math.min(...highs) / DAY_MS) + 1) * DAY_MS : undefined;
+  const high = highs.length > 0 ? Math.min(...highs) : undefined;
   return and(
     low !== undefined ? gte(logs.timestamp, new Date(low)) : undefined,
     high !== undefined && high <= LAST_INSTANT ? lt(logs.timestamp, new Date(high)) : undefined,
