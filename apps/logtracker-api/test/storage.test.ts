@@ -374,7 +374,7 @@ describe('a search of the newest minutes, newer than the statistics', () => {
     });
   }
 
-  it('finds a slice\'s matches through the text\'s keys, not by reading the slice', async () => {
+  it('plans a slice\'s range and a few hours\' range as more than empty, and finds the same matches through the hours\' keys and the time index', async () => {
     const from = new Date(now - 60_000);
     const latest = new Date(Math.floor(now / 3_600_000) * 3_600_000);
     const hours = searchHours({ from, latest });

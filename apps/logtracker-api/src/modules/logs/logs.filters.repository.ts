@@ -92,7 +92,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
  * The bounds in time of a filtered list alone: `from`, `to`, `before`, the project's days, and the
  * cursor's time. `bound` writes `from`, `to` and `before` (as they are, or hidden).
  */
-export function timeBounds(filters: LogFilters, bound: (at: Date) => SQL | Date = (at) => at): SQL | undefined {
+function timeBounds(filters: LogFilters, bound: (at: Date) => SQL | Date = (at) => at): SQL | undefined {
   return and(
     filters.from ? gte(logs.timestamp, bound(filters.from)) : undefined,
     filters.to ? lte(logs.timestamp, bound(filters.to)) : undefined,

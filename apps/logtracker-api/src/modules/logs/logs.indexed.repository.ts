@@ -332,7 +332,7 @@ async function sliceStart(db: DbTx, projectId: number, filters: LogFilters, rows
   const upper = bounds.length > 0 ? new Date(Math.min(...bounds)) : undefined;
   const kept = new Date(Date.now() - ROLLUP_KEEP_DAYS.minute * 86_400_000 + 3_600_000);
   const level = filters.level ? sql`and level = ${filters.level}` : sql``;
-  const below = upper ? sql`and bucket <= ${upper.toISOString()}::timestamptz` : sql``;
+  const toUpper = upper ? sql`and bucket <= ${upper.toISOString()}::timestamptz` : sql``;
   const [found] = await queryRows<{ bucket: string | Date; since: number | string; below: number | string; hour_rows: number | string | null }>(
     db,
     // Minutes summed in the index's order, newest first, and the running sums streamed (no sort):
@@ -342,7 +342,7 @@ async function sliceStart(db: DbTx, projectId: number, filters: LogFilters, rows
     sql`select bucket, since, below,
                (select sum(count) from ${logLevelCounts}
                  where project_id = ${projectId} and grain = 'minute'
-                   and bucket >= date_bin('1 hour', running.bucket, timestamptz '1970-01-01 00:00:00+00') ${below} ${level}) as hour_rows
+                   and bucket >= date_bin('1 hour', running.bucket, timestamptz '1970-01-01 00:00:00+00') ${toUpper} ${level}) as hour_rows
           from (
           select bucket,
                  sum(case when ${filters.to ? sql`bucket <= ${filters.to.toISOString()}::timestamptz` : sql`true`} then n else 0 end)
