@@ -334,11 +334,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('logs statistics after a burst o
 describe('the rollups after ingest pauses, where maintenance runs', () => {
   // Maintenance scheduled hourly: its pass at start-up is long done when the batches come, and the
   // next is an hour away. Lists and statistics read the rollups, one appended row per batch and key
-  // until a pass merges them.
+  // until a pass merges them. The merge forced every 10 s while batches keep coming is an hour
+  // apart here: counted from the app's start, it fell amid the batches of a loaded test run.
   let m: TestApp;
   let user: TestUser;
   beforeAll(async () => {
-    m = await buildTestApp({ RATE_LIMIT_AUTHENTICATED: '1000000', RATE_LIMIT_INGEST: '1000000', MAINTENANCE_INTERVAL_SECONDS: '3600' });
+    m = await buildTestApp(
+      { RATE_LIMIT_AUTHENTICATED: '1000000', RATE_LIMIT_INGEST: '1000000', MAINTENANCE_INTERVAL_SECONDS: '3600' },
+      { logStatisticsTiming: { mergeEveryMs: 3_600_000 } },
+    );
     user = await createUser(m);
   });
   afterAll(async () => {
