@@ -1,8 +1,9 @@
 // The reference the common read path is measured against: the least a Node service does for the
 // same request. Bare Fastify, the same JWT plugin (@fastify/jwt, HS256), and postgres.js: the
 // session looked up by its key (joined to its user, with the same liveness conditions as the
-// apps), then the caller's rows by key, answered in the same envelope. Run as its own process by
-// an app's bench; reads BARE_APP (logtracker | marketplace), DATABASE_URL, JWT_SECRET, PORT, HOST.
+// apps), then the caller's rows by key (or a log by its id), answered in the same envelope. Run as
+// its own process by an app's bench; reads BARE_APP (logtracker | marketplace), DATABASE_URL,
+// JWT_SECRET, PORT, HOST.
 import { createRequire } from 'node:module';
 
 const require = createRequire(new URL('../packages/auth/package.json', import.meta.url));
@@ -44,7 +45,7 @@ function route(path, handler) {
   app.get(path, async (request, reply) => {
     const userId = await caller(request);
     if (userId === undefined) return reply.status(401).send({ error: 'unauthenticated', message: 'A valid bearer token is required' });
-    return handler(userId);
+    return handler(userId, request, reply);
   });
 }
 
@@ -82,6 +83,22 @@ if (marketplace) {
   route('/api/user', async (userId) => {
     const [user] = await sql`select id, name, email, created_at, updated_at from users where id = ${userId}`;
     return { data: user };
+  });
+  route('/api/logs/:id', async (userId, request, reply) => {
+    // A log of a project the caller is a member of, with its pattern, in one statement (as the app
+    // reads it: every daily partition probed by the id).
+    const id = Number(request.params.id);
+    const [log] = Number.isSafeInteger(id)
+      ? await sql`select l.id, l.project_id, l.level, l.message, l.context, l.source, l."timestamp", l.received_at,
+                         (select lp.pattern_id from log_patterns lp
+                           where lp.project_id = l.project_id and lp."timestamp" = l."timestamp" and lp.log_id = l.id limit 1) as pattern_id
+                    from logs l
+                   where l.id = ${id}
+                     and exists (select 1 from project_members m where m.project_id = l.project_id and m.user_id = ${userId})
+                   limit 1`
+      : [];
+    if (!log) return reply.status(404).send({ error: 'not_found', message: 'Log not found' });
+    return { data: log };
   });
   route('/api/projects', async (userId) => {
     // The page and the total in one statement, as the app reads them, and each project's
