@@ -1167,8 +1167,8 @@ async function main() {
     if (onPostgres) {
       await waitForQuiet(sql, 300_000, { autovacuum: true });
       // From a database at rest, as the reads: the phases before (the growth's millions of logs)
-      // leave gigabytes of pages to write, and their checkpoint and the kernel's write-back fell in
-      // the soak's first minute (115–143 requests/s of 200, p99 310–464 ms, then 194–200).
+      // leave gigabytes of pages to write. (The soak's first seconds still stalled in a full run
+      // after this: docs/performance.md, "A word's keys computed once a search".)
       await sql`checkpoint`;
       await waitForWrittenOut(60_000);
     }

@@ -79,7 +79,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
         : ilike(logs.message, likePattern(filters.search))
       : undefined,
     filters.search && filters.indexed
-      ? searchKeys(projectId, filters.search, { once: filters.slice || (!filters.from && !filters.to), hours: filters.hours })
+      ? searchKeys(projectId, filters.search, { once: filters.slice || plannedGenerically(filters), hours: filters.hours })
       : undefined,
     filters.patternId
       ? sql`exists (select 1 from ${logPatterns} lp
@@ -151,6 +151,15 @@ export function dayBounds(filters: LogFilters): SQL | undefined {
   );
 }
 
+/**
+ * Whether a search on the index path runs its generic plan (indexedPage): a list unbounded in time,
+ * whose partitions are not pruned as it is planned, and whose planning for its values over every
+ * daily partition cost more than running it. A list bounded in time is planned for its values.
+ */
+export function plannedGenerically(filters: Pick<LogFilters, 'from' | 'to'>): boolean {
+  return !filters.from && !filters.to;
+}
+
 /** Whether a search text has keys in the project's trigram index: three letters or digits in a row. */
 export function hasSearchKeys(search: string): boolean {
   return /[\p{L}\p{N}]{3}/u.test(search);
@@ -164,7 +173,7 @@ export function hasSearchKeys(search: string): boolean {
  * log_hour_key as the statement is planned, three of them cost a millisecond of planning.
  * `once`: the text's keys are a sub-select, computed once for the whole statement (an InitPlan).
  * A slice hides them from the planner that way, as it hides the text. A list unbounded in time
- * runs the generic plan (indexedPage), where the keys are an expression of the statement's
+ * runs the generic plan (plannedGenerically), where the keys are an expression of the statement's
  * parameters, which each partition's index scan computed anew as it started, planning the
  * function's query each time: 30 daily partitions took 11 ms for a rare word where the same plan
  * with the keys computed once took 4. Either way the planner sees no value, and its estimates are

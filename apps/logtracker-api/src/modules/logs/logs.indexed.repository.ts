@@ -2,7 +2,7 @@ import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import { cursorTime, dayBounds, hasSearchKeys, HOUR_MS, listed, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { cursorTime, dayBounds, hasSearchKeys, HOUR_MS, listed, plannedGenerically, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
 /**
@@ -84,7 +84,7 @@ export async function indexedPage(
             filters.slice
               ? sql`select set_config('work_mem', ${SEARCH_WORK_MEM}, true)`
               : sql`select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'off', true),
-                           set_config('plan_cache_mode', ${filters.from || filters.to ? 'force_custom_plan' : 'force_generic_plan'}, true),
+                           set_config('plan_cache_mode', ${plannedGenerically(filters) ? 'force_generic_plan' : 'force_custom_plan'}, true),
                            set_config('work_mem', ${SEARCH_WORK_MEM}, true)`,
           ),
           keys(tx),
