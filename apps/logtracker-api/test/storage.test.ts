@@ -186,6 +186,35 @@ describe('rollups', () => {
   });
 });
 
+describe('expired rollups', () => {
+  it('are deleted grain by grain past their keep, for every project the rollups hold, gone ones included', async () => {
+    const project = await createProject(t, owner);
+    const gone = 2_000_000_000;
+    const at = (days: number) => new Date(Date.now() - days * DAY - 3_600_000).toISOString();
+    for (const projectId of [project.id, gone]) {
+      for (const [grain, days] of [['minute', 1], ['minute', 4], ['hour', 30], ['hour', 63], ['day', 61], ['day', 70]] as const) {
+        await t.database.db.execute(sql`insert into log_level_counts (project_id, grain, bucket, level, count, compacted)
+                                        values (${projectId}, ${grain}, ${at(days)}::timestamptz, 'info', 1, true)`);
+        await t.database.db.execute(sql`insert into log_source_counts (project_id, grain, bucket, source, count, compacted)
+                                        values (${projectId}, ${grain}, ${at(days)}::timestamptz, 'api', 1, true)`);
+      }
+    }
+    await createMaintenanceJob({ db: t.database.db, logger: quiet }).runOnce();
+    for (const table of ['log_level_counts', 'log_source_counts']) {
+      const left = await rows<{ project_id: number; grain: string; days: number }>(
+        sql`select project_id, grain, round(extract(epoch from now() - bucket) / 86400)::int as days
+              from ${sql.raw(table)} where project_id in (${project.id}, ${gone}) order by project_id, grain, bucket desc`,
+      );
+      const kept = [
+        { grain: 'day', days: 61 },
+        { grain: 'hour', days: 30 },
+        { grain: 'minute', days: 1 },
+      ];
+      expect(left).toEqual([...kept.map((k) => ({ project_id: project.id, ...k })), ...kept.map((k) => ({ project_id: gone, ...k }))]);
+    }
+  });
+});
+
 describe('keyset paging and counts', () => {
   let projectId: number;
   const list = (query: string) =>

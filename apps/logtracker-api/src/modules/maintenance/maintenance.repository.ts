@@ -23,9 +23,37 @@ export async function ensureDailyPartitions(db: DbTx, at: Date): Promise<number>
   return Number(row?.created ?? 0);
 }
 
-/** Deletes the rows of one grain of a rollup whose bucket starts before `before`. */
-export async function deleteRollupsBefore(db: DbTx, rollup: RollupTable, grain: RollupGrain, before: Date) {
-  await db.execute(sql`delete from ${sql.raw(rollup)} where grain = ${grain} and bucket < ${timestamptz(before)}`);
+/**
+ * Deletes the rows of one grain of a rollup whose bucket starts before `before`; answers how many.
+ * The rollups' index leads with the project, so the rows are found project by project through it:
+ * each project the rollup holds (a skip over the index, deleted projects' rows included: they have
+ * no foreign key), then its expired range of the grain. A filter on the grain and the bucket alone
+ * read the whole table on every pass, expired rows or not, and the merges (a delete and an insert
+ * per bucket) leave it many times the size of its rows: 430 ms a grain for 250 000 rows in 333 MB,
+ * six times a minute-long pass, amid the requests of an instance that has just started; through
+ * the index, a pass with nothing expired takes 0.4 ms. (`offset 0` keeps the planner from folding
+ * the per-project lookup into a join of the whole table.)
+ */
+export async function deleteRollupsBefore(db: DbTx, rollup: RollupTable, grain: RollupGrain, before: Date): Promise<number> {
+  const table = sql.raw(rollup);
+  const [row] = await queryRows<{ n: number }>(
+    db,
+    sql`with recursive keyed(project_id) as (
+          (select project_id from ${table} order by project_id limit 1)
+          union all
+          select (select t.project_id from ${table} t where t.project_id > k.project_id order by t.project_id limit 1)
+            from keyed k where k.project_id is not null
+        ), expired as (
+          select e.ctid from keyed k
+           cross join lateral (
+             select ctid from ${table} where project_id = k.project_id and grain = ${grain} and bucket < ${timestamptz(before)} offset 0
+           ) e
+        ), deleted as (
+          delete from ${table} where ctid = any(array(select ctid from expired)) returning 1
+        )
+        select count(*)::int as n from deleted`,
+  );
+  return Number(row?.n ?? 0);
 }
 
 /**

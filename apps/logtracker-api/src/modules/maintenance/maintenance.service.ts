@@ -45,8 +45,8 @@ export function createMaintenanceService(deps: { db: DbTx; logger: MaintenanceLo
   }
 
   /**
-   * Deletes the rollup rows older than any statistics range reads. Each grain's delete reads its
-   * whole table (no index leads with the grain): on the scheduled pass only.
+   * Deletes the rollup rows older than any statistics range reads (each grain's, project by
+   * project through the rollups' index): on the scheduled pass only.
    */
   async function deleteExpiredRollups() {
     for (const rollup of repo.ROLLUP_TABLES) {
