@@ -27,9 +27,10 @@
 //      and the machine's two cores shared with the deletes).
 //   7b. Growth (bench/growth.mjs): a project of its own grown through the batch route to
 //      BENCH_GROWTH_LOGS (default 4 000 000), the same reads measured at each size.
-//   8. Soak (scripts/bench-soak.mjs): SOAK_SECONDS (default 600) of steady mixed traffic at SOAK_RATE
-//      requests/s (default 200) — batch and single ingest, lists with filters, searches, statistics,
-//      insights, health — the app's RSS and heap used sampled every 10 s from its /metrics; a table
+//   8. Soak (scripts/bench-soak.mjs): after SOAK_WARMUP_SECONDS (30) of the same load reported
+//      apart, SOAK_SECONDS (default 600) of steady mixed traffic at SOAK_RATE requests/s (default
+//      200) — batch and single ingest, lists with filters, searches, statistics, insights, health —
+//      the app's RSS and heap used sampled every 10 s from its /metrics; a table
 //      per minute and a verdict on memory (last third against the first) and errors.
 //   8b. Explorer (bench/explorer.mjs): the log explorer page in headless Chromium over the big
 //      project: the first page's time from navigation, and frames while scrolling 10 000 lines.
@@ -110,7 +111,7 @@ const COMMON_ROUNDS = positiveInt('BENCH_COMMON_ROUNDS', 6);
 // own, loaded server-side, then one POST /analyze over 24 h: mining, and the pattern of every log.
 const ANALYSE_LOGS = positiveInt('BENCH_ANALYSE_LOGS', 1_000_000);
 
-// Soak: SOAK_SECONDS, SOAK_RATE, SOAK_CONNECTIONS (scripts/bench-soak.mjs); batches of SOAK_BATCH_ENTRIES.
+// Soak: SOAK_SECONDS, SOAK_WARMUP_SECONDS, SOAK_RATE, SOAK_CONNECTIONS (scripts/bench-soak.mjs); batches of SOAK_BATCH_ENTRIES.
 const SOAK = soakSettings();
 const SOAK_BATCH_ENTRIES = 100;
 // The scrape token the soak reads the app's memory with (/metrics is served in production only behind one).
