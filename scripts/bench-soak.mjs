@@ -122,20 +122,18 @@ export async function soakApp({ app, metricsToken, title, cases, flows, log, pri
 }
 
 /**
- * The warm-up: `cases` at `rate` over `connections` for `seconds`, each request drawn by weight as
- * in the soak; answers its throughput, p99 and failures (nothing when `seconds` is 0).
+ * autocannon at `rate` requests/s overall over `connections` for `seconds`, each request drawn from
+ * `cases` by weight; `onAnswer(label, ms, ok, status)` for every answer, `onError(error)` for every
+ * request that got none. Resolves with autocannon's result.
  */
-async function warmUp({ base, rate, connections, seconds, cases }) {
-  if (seconds <= 0) return undefined;
+function weightedLoad({ base, connections, rate, seconds, cases, onAnswer, onError }) {
   const total = cases.reduce((sum, c) => sum + c.weight, 0);
   const pick = () => {
     let r = Math.random() * total;
     for (const c of cases) if ((r -= c.weight) < 0) return c;
     return cases.at(-1);
   };
-  const latencies = [];
-  let failed = 0;
-  await new Promise((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
         url: base,
@@ -146,19 +144,39 @@ async function warmUp({ base, rate, connections, seconds, cases }) {
           {
             setupRequest: (request, context) => {
               const c = pick();
+              context.label = c.label;
               context.sent = performance.now();
               return { ...request, method: c.method, path: c.path(), headers: { ...request.headers, ...c.headers }, body: c.body };
             },
-            onResponse: (status, _body, context) => {
-              latencies.push(performance.now() - context.sent);
-              if (status < 200 || status >= 300) failed++;
-            },
+            onResponse: (status, _body, context) => onAnswer(context.label, performance.now() - context.sent, status >= 200 && status < 300, status),
           },
         ],
       },
-      (error) => (error ? reject(error) : resolve()),
+      (error, result) => (error ? reject(error) : resolve(result)),
     );
-    instance.on('reqError', () => failed++);
+    instance.on('reqError', onError);
+  });
+}
+
+/**
+ * The warm-up: `cases` at `rate` over `connections` for `seconds`, each request drawn by weight as
+ * in the soak; answers its throughput, p99 and failures (nothing when `seconds` is 0).
+ */
+async function warmUp({ base, rate, connections, seconds, cases }) {
+  if (seconds <= 0) return undefined;
+  const latencies = [];
+  let failed = 0;
+  await weightedLoad({
+    base,
+    connections,
+    rate,
+    seconds,
+    cases,
+    onAnswer: (_label, ms, ok) => {
+      latencies.push(ms);
+      if (!ok) failed++;
+    },
+    onError: () => failed++,
   });
   const sorted = Float64Array.from(latencies).sort();
   return { seconds, rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), failed };
@@ -209,41 +227,20 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   }, SAMPLE_SECONDS * 1000);
 
   // The steady mix: each request drawn by weight.
-  const total = cases.reduce((sum, c) => sum + c.weight, 0);
-  const pick = () => {
-    let r = Math.random() * total;
-    for (const c of cases) if ((r -= c.weight) < 0) return c;
-    return cases.at(-1);
-  };
-  const cannon = new Promise((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: base,
-        connections,
-        overallRate: rate,
-        duration: seconds,
-        requests: [
-          {
-            setupRequest: (request, context) => {
-              const c = pick();
-              context.label = c.label;
-              context.sent = performance.now();
-              return { ...request, method: c.method, path: c.path(), headers: { ...request.headers, ...c.headers }, body: c.body };
-            },
-            onResponse: (status, _body, context) => {
-              const ok = status >= 200 && status < 300;
-              record(performance.now() - context.sent, ok, context.label);
-              if (!ok) fail(context.label, status);
-            },
-          },
-        ],
-      },
-      (error, result) => (error ? reject(error) : resolve(result)),
-    );
-    instance.on('reqError', (error) => {
+  const cannon = weightedLoad({
+    base,
+    connections,
+    rate,
+    seconds,
+    cases,
+    onAnswer: (label, ms, ok, status) => {
+      record(ms, ok, label);
+      if (!ok) fail(label, status);
+    },
+    onError: (error) => {
       record(NaN, false);
       fail('request error', error.code ?? error.message);
-    });
+    },
   });
 
   // The write flows, started at flowRate per second, each on its own.
