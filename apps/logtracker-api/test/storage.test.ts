@@ -10,6 +10,7 @@ import { indexedPage, searchHours, slicedPage, worthSlicing } from '../src/modul
 import { forgetKeptEstimates, isWideProject, keptEstimate, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
 import { searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
+import { listCondition } from '../src/modules/logs/logs.list.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
@@ -427,6 +428,32 @@ describe('a search of the newest minutes, newer than the statistics', () => {
     }
     const sliced = await slicedPage(t.database.db, project, { search: 'gateway' }, 20, 0.005, { listRows: 26_000, scope: { wideProject: false, latest } });
     expect(sliced!.rows.map((l) => l.message)).toEqual(wanted.slice(0, 20));
+  });
+
+  it('reads a page of a list bounded to the newest minutes from the index in order, not every log of the range', async () => {
+    /** The node types of a page's plan and the rows its scans read, as run (EXPLAIN ANALYZE). */
+    const run = async (condition: SQL | undefined) => {
+      type Node = { 'Node Type': string; 'Actual Rows': number; 'Actual Loops': number; Plans?: Node[] };
+      const [row] = await rows<{ 'QUERY PLAN': unknown }>(
+        sql`explain (analyze, format json) ${t.database.db.select({ id: logs.id }).from(logs).where(condition).orderBy(...newestFirst).limit(50).getSQL()}`,
+      );
+      const raw = row!['QUERY PLAN'];
+      const all = (node: Node): Node[] => [node, ...(node.Plans ?? []).flatMap(all)];
+      const nodes = all((typeof raw === 'string' ? (JSON.parse(raw) as { Plan: Node }[]) : (raw as { Plan: Node }[]))[0]!.Plan);
+      const scanned = nodes.filter((n) => n['Node Type'].includes('Scan')).reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+      return { types: nodes.map((n) => n['Node Type']), scanned };
+    };
+    const filters = { from: new Date(now - 60_000) };
+    // With its bounds as values, the planner took the newest minute for empty (statistics older than
+    // it), fetched its logs and sorted them: every log of the range for a page. Hidden
+    // (listCondition): the page's 50 rows, read in the index's order.
+    const hidden = await run(listCondition(project, filters));
+    expect(hidden.types.filter((type) => type.includes('Sort'))).toEqual([]);
+    expect(hidden.scanned).toBeLessThanOrEqual(51);
+    // The same page through the API, newest first.
+    const url = `/api/projects/${project}/logs?from_date=${encodeURIComponent(filters.from.toISOString())}&per_page=50`;
+    const page = (await t.app.inject({ method: 'GET', url, headers: owner.headers })).json();
+    expect(page.data.map((l: { message: string }) => l.message)).toEqual(Array.from({ length: 50 }, (_, k) => message(k + 1)));
   });
 
   it('reads a page\'s rows by their key within whole days', async () => {

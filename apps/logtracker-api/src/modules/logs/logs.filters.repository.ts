@@ -60,6 +60,12 @@ export interface LogFilters {
    * those hours are read, however many the days hold.
    */
   hours?: Date[];
+  /**
+   * Its bounds in time are given to the planner as sub-selects (hidden), beside the same bounds
+   * widened to whole days (dayBounds), as a slice's are: for a page of a list bounded in time
+   * (listCondition), which the planner otherwise sized by statistics older than the newest minutes.
+   */
+  boundsHidden?: boolean;
 }
 
 /** The condition of a filtered list of one project's logs. */
@@ -72,7 +78,7 @@ export function where(projectId: number, filters: LogFilters): SQL | undefined {
     // are few per project and usually common, so the page fills early; an index per source would
     // cost every insert for a filter most lists do not use.
     filters.source ? eq(logs.source, filters.source) : undefined,
-    filters.slice || filters.hours ? and(dayBounds(filters), timeBounds(filters, hidden)) : timeBounds(filters),
+    filters.slice || filters.hours || filters.boundsHidden ? and(dayBounds(filters), timeBounds(filters, hidden)) : timeBounds(filters),
     filters.search
       ? filters.slice
         ? sql`${logs.message} ilike (select ${likePattern(filters.search)}::text)`
