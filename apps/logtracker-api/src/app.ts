@@ -45,6 +45,9 @@ export function openDatabase(config: Readonly<Config>, options: { migrate?: bool
     onWaiting: options.onWaiting,
     // The logs' queries are planned for their values (filters, search words, ranges): see modules/index.ts.
     customPlanPoolSize: config.database.poolSize,
+    // The others (accounts, projects, members, keys; a page of logs unbounded in time) keep one
+    // plan per connection.
+    genericPlans: true,
   });
 }
 

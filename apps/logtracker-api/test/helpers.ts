@@ -18,7 +18,7 @@ export type TestApp = SharedTestApp<FastifyInstance, Schema, Config>;
  */
 export function buildTestApp(env: Record<string, string> = {}, overrides: Omit<AppOverrides, 'database'> = {}): Promise<TestApp> {
   return startTestApp({
-    database: { schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'], customPlanPoolSize: 2 },
+    database: { schema, migrationsFolder, extensions: ['pg_trgm', 'btree_gin'], customPlanPoolSize: 2, genericPlans: true },
     config: () =>
       loadConfig({
         NODE_ENV: 'test',

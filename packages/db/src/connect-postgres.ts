@@ -45,7 +45,7 @@ export function connectPostgres<S extends Record<string, unknown>>(options: Data
     const inFlight = inFlightCounter(options.acquireTimeoutMs);
     return { client, max, inFlight, db: drizzlePostgres(preparing(client, inFlight), { schema: options.schema }) as unknown as Database<S> };
   };
-  const main = open(options.poolSize ?? 10);
+  const main = open(options.poolSize ?? 10, options.genericPlans ? { plan_cache_mode: 'force_generic_plan' } : {});
   const custom = options.customPlanPoolSize ? open(options.customPlanPoolSize, { plan_cache_mode: 'force_custom_plan' }) : undefined;
   const { db } = main;
   return {

@@ -17,6 +17,8 @@ export interface TestDatabaseOptions<S extends Record<string, unknown>> {
   serverUrl?: string;
   /** As DatabaseOptions.customPlanPoolSize (on a server only). */
   customPlanPoolSize?: number;
+  /** As DatabaseOptions.genericPlans (on a server only). */
+  genericPlans?: boolean;
   /** Whether to migrate the fresh database (default true); false leaves it empty, as a Job would find it. */
   migrate?: boolean;
 }

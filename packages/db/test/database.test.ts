@@ -142,6 +142,19 @@ describe('plans', () => {
       expect(handle.customPlanDb).toBe(handle.db);
     }
   });
+
+  // PGlite runs one connection, with PostgreSQL's own choice of plans.
+  it.skipIf(!process.env.TEST_DATABASE_URL)('keeps one plan per statement on the main pool when asked (genericPlans)', async () => {
+    const generic = await createTestDatabase({ schema, migrationsFolder: initMigrations(), customPlanPoolSize: 1, genericPlans: true });
+    try {
+      const [row] = await queryRows<{ plan_cache_mode: string }>(generic.db, sql`select current_setting('plan_cache_mode') as plan_cache_mode`);
+      expect(row?.plan_cache_mode).toBe('force_generic_plan');
+      const [custom] = await queryRows<{ plan_cache_mode: string }>(generic.customPlanDb, sql`select current_setting('plan_cache_mode') as plan_cache_mode`);
+      expect(custom?.plan_cache_mode).toBe('force_custom_plan');
+    } finally {
+      await generic.destroy();
+    }
+  });
 });
 
 describe('a page with its total (totalOfList, pageWithTotal)', () => {

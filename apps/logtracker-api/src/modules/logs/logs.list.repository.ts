@@ -24,7 +24,7 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
     ]);
     return { rows, ...total };
   }
-  return searchLogs(db, projectId, { ...filters, search: filters.search }, limit, offset);
+  return searchLogs(dbs, projectId, { ...filters, search: filters.search }, limit, offset);
 }
 
 /**
