@@ -296,10 +296,34 @@ describe('keyset paging and counts', () => {
     expect((await get('')).meta).toMatchObject({ total: 10_050, total_is_estimate: false });
     expect((await get('level=info')).meta).toMatchObject({ total: 10_050, total_is_estimate: false });
     expect((await get('level=error')).meta).toMatchObject({ total: 0, total_is_estimate: false });
-    // Other filters are counted up to 10 000, and estimated beyond.
-    const ranged = await get(`from_date=${encodeURIComponent(new Date(now - 20_000_000).toISOString())}`);
+    // A list bounded in time within the minute rollups' keep: their whole minutes, and the logs of
+    // its partial minutes counted, exact whatever its size.
+    const iso = (ms: number) => encodeURIComponent(new Date(ms).toISOString());
+    expect((await get(`from_date=${iso(now - 20_000_000)}`)).meta).toMatchObject({ total: 10_050, total_is_estimate: false });
+    expect((await get(`from_date=${iso(now - 5_000_500)}`)).meta).toMatchObject({ total: 5_001, total_is_estimate: false });
+    expect((await get(`from_date=${iso(now - 5_000_500)}&to_date=${iso(now - 100_500)}`)).meta).toMatchObject({ total: 4_900, total_is_estimate: false });
+    expect((await get(`from_date=${iso(now - 5_000_500)}&to_date=${iso(now - 4_990_500)}`)).meta).toMatchObject({ total: 10, total_is_estimate: false });
+    expect((await get(`from_date=${iso(now - 5_000_500)}&level=error`)).meta).toMatchObject({ total: 0, total_is_estimate: false });
+    // Other lists are counted up to 10 000, and estimated beyond: a range starting before the minute
+    // rollups' keep, say.
+    const ranged = await get(`from_date=${iso(now - 4 * 86_400_000)}`);
     expect(ranged.meta.total_is_estimate).toBe(true);
     expect(ranged.meta.total).toBeGreaterThan(10_000);
+    // A partial minute of more than 10 000 logs is not counted: the range's total is estimated from
+    // that minute's share of its rollup.
+    const dense = await createProject(t, owner);
+    const minute = Math.floor(now / 60_000) * 60_000 - 120_000;
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${dense.id}, 'info', 'dense ' || i, ${new Date(minute).toISOString()}::timestamptz + make_interval(secs => i * 0.004)
+            from generate_series(0, 14999) as i`,
+    );
+    const most = (await t.app.inject({ method: 'GET', url: `/api/projects/${dense.id}/logs?per_page=1&from_date=${iso(minute + 10_000)}`, headers: owner.headers })).json();
+    expect(most.meta.total_is_estimate).toBe(true);
+    expect(most.meta.total).toBeGreaterThan(12_000);
+    expect(most.meta.total).toBeLessThan(13_000);
+    const quarter = (await t.app.inject({ method: 'GET', url: `/api/projects/${dense.id}/logs?per_page=1&from_date=${iso(minute + 45_000)}`, headers: owner.headers })).json();
+    expect(quarter.meta).toMatchObject({ total: 3_750, total_is_estimate: false });
     // A retention longer than the daily rollups are kept: they may not cover every log, so no count from them.
     await t.database.db.execute(sql`update projects set retention_days = 365 where id = ${big.id}`);
     const long = await get('');

@@ -2,7 +2,7 @@ import { queryRows } from '@repo/db';
 import { sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, projects, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import type { LogFilters } from './logs.filters.repository.js';
+import { where, type LogFilters } from './logs.filters.repository.js';
 
 /** Beyond this many matches, counting exactly costs more than the page itself: estimate instead. */
 export const EXACT_COUNT_LIMIT = 10_000;
@@ -90,11 +90,76 @@ export async function countLogs(db: DbTx, condition: SQL | undefined, plan: Esti
   if (plan.rows > 10 * EXACT_COUNT_LIMIT || (search && plan.cost > EXACT_COUNT_MAX_COST)) {
     return { total: plan.rows, estimated: true };
   }
-  const capped = db.select({ one: sql`1` }).from(logs).where(condition).limit(EXACT_COUNT_LIMIT + 1);
-  const [row] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from (${capped}) as capped`);
-  const exact = Number(row?.n ?? 0);
+  const exact = await cappedCount(db, condition);
   if (exact <= EXACT_COUNT_LIMIT) return { total: exact, estimated: false };
   return { total: Math.max(plan.rows, EXACT_COUNT_LIMIT + 1), estimated: true };
+}
+
+/** The logs matching `condition`, counted up to EXACT_COUNT_LIMIT + 1 (beyond, that is the answer). */
+async function cappedCount(db: DbTx, condition: SQL | undefined): Promise<number> {
+  const capped = db.select({ one: sql`1` }).from(logs).where(condition).limit(EXACT_COUNT_LIMIT + 1);
+  const [row] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from (${capped}) as capped`);
+  return Number(row?.n ?? 0);
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * The size of a list bounded in time (a start within the minute rollups' keep) and filtered by
+ * level at most: the minute rollups, which the log triggers keep exact, summed over the whole
+ * minutes of its range, and the logs of its partial minutes counted (one at its start, one at its
+ * end; a range open to the future has none at its end, the rollups holding its newest minute
+ * whole). Exact, however many logs the range holds, when neither partial minute holds more than
+ * EXACT_COUNT_LIMIT of its logs; else estimated, that minute counted for its share of the rollup's.
+ * Counting the errors of the last hour read up to 10 001 of its logs (7 ms, 9 800 buffers, while
+ * 2 000 logs a second arrived) and answered 10 001, estimated, for 90 000. Undefined for any
+ * other list. `rollups`: a handle whose plans are kept (the rollups' statement is the same for
+ * any range).
+ */
+export async function rangeCount(
+  dbs: { db: DbTx; rollups: DbTx },
+  projectId: number,
+  filters: LogFilters,
+): Promise<{ total: number; estimated: boolean } | undefined> {
+  const { from, to, level } = filters;
+  if (!from || filters.search || filters.patternId || filters.source) return undefined;
+  if (from.getTime() < Date.now() - ROLLUP_KEEP_DAYS.minute * 86_400_000 + 3_600_000) return undefined;
+  if (to && to.getTime() < from.getTime()) return { total: 0, estimated: false };
+  // Whole minutes: from the first minute starting at or after `from` to the minute holding `to`.
+  const firstWhole = Math.ceil(from.getTime() / MINUTE_MS) * MINUTE_MS;
+  const lastPartial = to ? Math.floor(to.getTime() / MINUTE_MS) * MINUTE_MS : undefined;
+  const [row] = await queryRows<{ whole: number | string | null; head: number | string | null; tail: number | string | null }>(
+    dbs.rollups,
+    sql`select sum(count) filter (where bucket >= ${new Date(firstWhole).toISOString()}::timestamptz
+                                    and bucket < coalesce(${lastPartial === undefined ? null : new Date(lastPartial).toISOString()}::timestamptz, 'infinity')) as whole,
+               sum(count) filter (where bucket < ${new Date(firstWhole).toISOString()}::timestamptz) as head,
+               sum(count) filter (where bucket = ${lastPartial === undefined ? null : new Date(lastPartial).toISOString()}::timestamptz) as tail
+          from ${logLevelCounts}
+         where project_id = ${projectId} and grain = 'minute'
+           and bucket >= ${new Date(firstWhole - MINUTE_MS).toISOString()}::timestamptz
+           and (${level ?? null}::text is null or level = ${level ?? null}::text)`,
+  );
+  const whole = Number(row?.whole ?? 0);
+  // A partial minute's logs in range: counted when its rollup holds any, up to EXACT_COUNT_LIMIT + 1.
+  const part = async (minuteRows: number, bounds: Pick<LogFilters, 'from' | 'to' | 'before'>, share: number) => {
+    if (minuteRows <= 0) return { n: 0, exact: true };
+    const n = await cappedCount(dbs.db, where(projectId, { level, ...bounds }));
+    return n <= EXACT_COUNT_LIMIT ? { n, exact: true } : { n: Math.max(n, Math.round(minuteRows * share)), exact: false };
+  };
+  const sameMinute = lastPartial !== undefined && lastPartial < firstWhole;
+  const [head, tail] = await Promise.all([
+    from.getTime() === firstWhole
+      ? { n: 0, exact: true }
+      : part(
+          Number(row?.head ?? 0),
+          sameMinute ? { from, to } : { from, before: new Date(firstWhole) },
+          ((sameMinute ? to!.getTime() + 1 : firstWhole) - from.getTime()) / MINUTE_MS,
+        ),
+    lastPartial === undefined || sameMinute
+      ? { n: 0, exact: true }
+      : part(Number(row?.tail ?? 0), { from: new Date(lastPartial), to }, (to!.getTime() - lastPartial + 1) / MINUTE_MS),
+  ]);
+  return { total: whole + head.n + tail.n, estimated: !head.exact || !tail.exact };
 }
 
 export interface Estimate {

@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
-import { countLogs, estimate, rollupCount } from './logs.counts.repository.js';
+import { countLogs, estimate, rangeCount, rollupCount } from './logs.counts.repository.js';
 import { listed, microseconds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { rowsByKey } from './logs.indexed.repository.js';
 import { searchLogs } from './logs.search.repository.js';
@@ -18,9 +18,11 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
     const [rows, total] = await Promise.all([
       // Without time bounds the plan is the same for any project and level: kept, not made anew.
       newestPage(filters.from || filters.to ? db : dbs.plannedOnce, projectId, listCondition(projectId, filters), limit, offset),
-      rollupCount(dbs.plannedOnce, projectId, filters).then(async (exact) =>
-        exact === undefined ? countLogs(db, counted, await estimate(db, counted)) : { total: exact, estimated: false },
-      ),
+      rollupCount(dbs.plannedOnce, projectId, filters).then(async (exact) => {
+        if (exact !== undefined) return { total: exact, estimated: false };
+        const ranged = await rangeCount({ db, rollups: dbs.plannedOnce }, projectId, filters);
+        return ranged ?? countLogs(db, counted, await estimate(db, counted));
+      }),
     ]);
     return { rows, ...total };
   }
