@@ -36,9 +36,10 @@ export async function registerModules(
     webhookGuard: WebhookGuard;
   },
 ) {
-  // Queries on the partitioned logs (ingest, lists, searches, statistics, mining, alerts) run on
-  // connections that plan each statement for its values; accounts, projects and members on the
-  // main pool, whose prepared statements keep their plans (DatabaseHandle.customPlanDb).
+  // Queries on the partitioned logs whose best plan depends on their values (searches, lists bounded
+  // in time, statistics, mining, alerts) run on connections that plan each statement for them;
+  // accounts, projects, members, inserts of logs and pages unbounded in time on the main pool, whose
+  // prepared statements keep one plan (DatabaseHandle.customPlanDb, genericPlans).
   const { db, customPlanDb: logsDb } = deps.database;
   const { access, events, ingestKeys } = deps;
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });

@@ -26,7 +26,7 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
     ]);
     return { rows, ...total };
   }
-  return searchLogs(dbs, projectId, { ...filters, search: filters.search }, limit, offset);
+  return searchLogs(db, projectId, { ...filters, search: filters.search }, limit, offset);
 }
 
 /**

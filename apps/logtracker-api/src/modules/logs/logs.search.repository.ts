@@ -2,7 +2,7 @@ import type { DbTx } from '../../db/index.js';
 import { countLogs, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
 import { plannedGenerically, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, isKnownShare, slicedPage, worthSlicing } from './logs.indexed.repository.js';
-import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walkRowsFor, type NewestRead } from './logs.walk.repository.js';
+import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walkRowsFor, withGenericPlan, type NewestRead } from './logs.walk.repository.js';
 
 /**
  * A search, by the cheaper of two plans for the share of logs that match:
@@ -17,12 +17,13 @@ import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walk
  * be far off (a text common in other projects and absent from this one, common long ago and rare
  * lately), so a read is bounded, and a text that proves rare goes to the index after all.
  */
-export async function searchLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
-  const { db } = dbs;
-  // A read of the newest logs of a list unbounded in time is planned once per connection (its
-  // plan is the same for any project, level and text): planned for its values, over every daily
-  // partition, it took 5–6 ms of planning for 1–2 ms of reading.
-  const walker = plannedGenerically(filters) ? dbs.plannedOnce : db;
+export async function searchLogs(db: DbTx, projectId: number, filters: LogFilters & { search: string }, limit: number, offset: number) {
+  // A read of the newest logs of a list unbounded in time keeps one plan per connection (its plan
+  // is the same for any project, level and text): planned for its values, over every daily
+  // partition, it took 5–6 ms of planning for 1–2 ms of reading. It stays on these connections,
+  // with the other searches: a cold project's reads, seconds each, then hold these and not the
+  // main pool's, which answers sign-ins and stores logs.
+  const walk = <T>(read: (tx: DbTx) => Promise<T>): Promise<T> => (plannedGenerically(filters) ? withGenericPlan(db, read) : read(db));
   const others = { ...filters, search: undefined };
   const counted = where(projectId, { ...filters, after: undefined });
   const newest = where(projectId, others);
@@ -98,7 +99,7 @@ export async function searchLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId
     ]);
     if (all.exact && !filters.after && all.rows <= SEARCH_WALK_ROWS.min) {
       // A list this short is read whole: its matches are the page, and their number the total.
-      const whole = await walkedPage(walker, newest, filters.search, SEARCH_WALK_ROWS.min, limit, 0);
+      const whole = await walk((tx) => walkedPage(tx, newest, filters.search, SEARCH_WALK_ROWS.min, limit, 0));
       return { rows: whole.rows, total: whole.matched, estimated: false };
     }
     // Whether to count exactly, judged without planning over every partition: the day's estimate
@@ -114,7 +115,7 @@ export async function searchLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId
     const learned = isKnownShare(planned) || !wholeList ? undefined : learnedShare(db, shareKey);
     const share = learned ?? planned;
     const known = learned !== undefined || isKnownShare(planned);
-    const found = await readNewest(share, (walkRows) => streamedPage(walker, newest, filters.search, walkRows, limit), gate);
+    const found = await readNewest(share, (walkRows) => walk((tx) => streamedPage(tx, newest, filters.search, walkRows, limit)), gate);
     if (found) return found;
     // Too rare for the walk: the newest slice of time that should fill the page.
     const sliced = worthSlicing(limit, share, all.rows, known)
@@ -124,7 +125,7 @@ export async function searchLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId
   } else {
     const [p, all] = await Promise.all([plan(), unsearched]);
     const found = await readNewest(p.rows / Math.max(1, all.rows), (walkRows) =>
-      walkedPage(walker, newest, filters.search, walkRows, limit, offset),
+      walk((tx) => walkedPage(tx, newest, filters.search, walkRows, limit, offset)),
     );
     if (found) return found;
   }

@@ -32,7 +32,10 @@ export function createLogsService(deps: {
   /**
    * Connections whose prepared statements keep a plan: for the pages whose plan is the same for any
    * value (a project's newest logs, by level), where planning over every daily partition cost
-   * more than reading the page (1.5 ms against 0.25 over 40 partitions).
+   * more than reading the page (1.5 ms against 0.25 over 40 partitions). Inserts run there too:
+   * their plan is the same for any batch, and searches holding every connection of the other pool
+   * (a cold project's first searches held all ten for seconds, and batches waiting for one were
+   * refused with 503 after DATABASE_ACQUIRE_TIMEOUT_MS) never keep a batch waiting.
    */
   plannedOnce: DbTx;
   access: ProjectAccess;
@@ -60,7 +63,7 @@ export function createLogsService(deps: {
   /** Stores rows in one statement, then announces them (live tail, alerts) without waiting. */
   async function store(projectId: number, rows: NewLog[]) {
     const withIds = events.wantsLogs(projectId);
-    return announce(projectId, rows, await writes(() => repo.insertLogs(db, projectId, rows, withIds)));
+    return announce(projectId, rows, await writes(() => repo.insertLogs(plannedOnce, projectId, rows, withIds)));
   }
 
   /**
@@ -94,7 +97,7 @@ export function createLogsService(deps: {
       await authorizeWrite(writer, projectId);
       // The one log is answered with its id: it is always read back.
       const row = toRow(projectId, entry, new Date());
-      const [log] = announce(projectId, [row], await writes(() => repo.insertLogs(db, projectId, [row], true))) ?? [];
+      const [log] = announce(projectId, [row], await writes(() => repo.insertLogs(plannedOnce, projectId, [row], true))) ?? [];
       if (!log) throw new Error('insert returned no log');
       ingest.stored('single', 1);
       return { ...log, patternId: null };
@@ -108,7 +111,7 @@ export function createLogsService(deps: {
       await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
       if (body instanceof BatchText && body.levels && !events.wantsLogs(projectId)) {
-        const inserted = await writes(() => repo.insertLogsJson(db, projectId, body, receivedAt));
+        const inserted = await writes(() => repo.insertLogsJson(plannedOnce, projectId, body, receivedAt));
         if (inserted.count !== body.count) throw AppError.notFound('Project');
         events.publishLevels(projectId, body.levels, body.count);
         ingest.stored('batch', body.count);
