@@ -17,7 +17,7 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
   if (!filters.search) {
     const [rows, total] = await Promise.all([
       // Without time bounds the plan is the same for any project and level: kept, not made anew.
-      newestPage(filters.from || filters.to ? db : dbs.plannedOnce, projectId, listCondition(projectId, filters), limit, offset),
+      newestPage({ page: filters.from || filters.to ? db : dbs.plannedOnce, rows: db }, projectId, listCondition(projectId, filters), limit, offset),
       rollupCount(dbs.plannedOnce, projectId, filters).then(async (exact) => {
         if (exact !== undefined) return { total: exact, estimated: false };
         const ranged = await rangeCount({ db, rollups: dbs.plannedOnce }, projectId, filters);
@@ -48,13 +48,17 @@ const KEYS_FIRST_OFFSET = 500;
 /**
  * A page of the newest logs. Deep in the list (a page by number up to the 10 000th log), the
  * skipped logs are read as their keys from the index, and only the page's rows whole: skipping
- * 10 000 logs whole fetched each from the heap.
+ * 10 000 logs whole fetched each from the heap. The rows by their keys are planned for their
+ * values (`dbs.rows`): their times then leave the other days' partitions unplanned, where a generic
+ * plan, which cannot prune by an array it does not know, probed every day's primary key for every
+ * key (50 keys over 40 partitions: 0.95 ms, against 0.24 planned and run for their values).
  */
-async function newestPage(db: DbTx, projectId: number, condition: SQL | undefined, limit: number, offset: number): Promise<ListedLog[]> {
+async function newestPage(dbs: { page: DbTx; rows: DbTx }, projectId: number, condition: SQL | undefined, limit: number, offset: number): Promise<ListedLog[]> {
+  const db = dbs.page;
   if (offset < KEYS_FIRST_OFFSET) {
     return db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset);
   }
   const page = db.select({ timestamp: logs.timestamp, id: logs.id }).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset).as('page');
   const keys = await db.select({ cursorTime: microseconds(page.timestamp), id: page.id }).from(page);
-  return rowsByKey(db, projectId, keys);
+  return rowsByKey(dbs.rows, projectId, keys);
 }
