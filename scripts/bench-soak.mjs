@@ -160,32 +160,42 @@ function weightedLoad({ base, connections, rate, seconds, cases, onAnswer, onErr
 
 /**
  * The warm-up: `cases` at `rate` over `connections` for `seconds`, each request drawn by weight as
- * in the soak; answers its throughput, p99 and failures (nothing when `seconds` is 0).
+ * in the soak; answers its throughput, p99 and failures, with which requests failed and how
+ * (`byCase`: "GET logs?search=gateway 503 ×4, …"; nothing when `seconds` is 0).
  */
 async function warmUp({ base, rate, connections, seconds, cases }) {
   if (seconds <= 0) return undefined;
   const latencies = [];
   let failed = 0;
+  const failures = new Map();
+  const count = (key) => failures.set(key, (failures.get(key) ?? 0) + 1);
   await weightedLoad({
     base,
     connections,
     rate,
     seconds,
     cases,
-    onAnswer: (_label, ms, ok) => {
+    onAnswer: (label, ms, ok, status) => {
       latencies.push(ms);
-      if (!ok) failed++;
+      if (!ok) {
+        failed++;
+        count(`${label} ${status}`);
+      }
     },
-    onError: () => failed++,
+    onError: () => {
+      failed++;
+      count('request error');
+    },
   });
   const sorted = Float64Array.from(latencies).sort();
-  return { seconds, rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), failed };
+  const byCase = [...failures].sort((a, b) => b[1] - a[1]).map(([key, n]) => `${key} ×${n}`).join(', ');
+  return { seconds, rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), failed, byCase };
 }
 
 export async function runSoak({ base, pid, metrics, settings, cases, flows = [], requireSteady = false }) {
   const { seconds, rate, connections, flowRate } = settings;
   const warm = await warmUp({ base, rate, connections, seconds: settings.warmup ?? 0, cases });
-  if (warm) log(`soak: warm-up of ${warm.seconds} s: ${Math.round(warm.rps)} req/s, p50 ${warm.p50.toFixed(1)} / p99 ${warm.p99.toFixed(1)} ms, ${warm.failed} failed (not counted)`);
+  if (warm) log(`soak: warm-up of ${warm.seconds} s: ${Math.round(warm.rps)} req/s, p50 ${warm.p50.toFixed(1)} / p99 ${warm.p99.toFixed(1)} ms, ${warm.failed} failed (not counted)${warm.byCase ? `: ${warm.byCase}` : ''}`);
   const started = performance.now();
   const minuteOf = () => Math.floor((performance.now() - started) / MINUTE_MS);
   const minutes = [];
@@ -350,7 +360,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   if (warm) {
     rows.push([
       `soak: warm-up before the run, the same mix for ${warm.seconds} s (informational, SOAK_WARMUP_SECONDS)`,
-      `${Math.round(warm.rps)} req/s of ${rate} asked, p50 ${warm.p50.toFixed(1)} / p99 ${warm.p99.toFixed(1)} ms, ${warm.failed} non-2xx/errors`,
+      `${Math.round(warm.rps)} req/s of ${rate} asked, p50 ${warm.p50.toFixed(1)} / p99 ${warm.p99.toFixed(1)} ms, ${warm.failed} non-2xx/errors${warm.byCase ? ` (${warm.byCase})` : ''}`,
       'the instance and the project warm',
       'info',
     ]);
