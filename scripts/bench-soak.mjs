@@ -158,17 +158,28 @@ function weightedLoad({ base, connections, rate, seconds, cases, onAnswer, onErr
   });
 }
 
+/** Failures counted by request and what went wrong: `fail(label, what)`, and `text()`: "3× GET logs: 503; …", most first. */
+function failureTally() {
+  const failures = new Map();
+  return {
+    fail(label, what) {
+      const key = `${label}: ${what}`;
+      failures.set(key, (failures.get(key) ?? 0) + 1);
+    },
+    text: () => [...failures].sort((a, b) => b[1] - a[1]).map(([what, n]) => `${n}× ${what}`).join('; '),
+  };
+}
+
 /**
  * The warm-up: `cases` at `rate` over `connections` for `seconds`, each request drawn by weight as
  * in the soak; answers its throughput, p99 and failures, with which requests failed and how
- * (`byCase`: "GET logs?search=gateway 503 ×4, …"; nothing when `seconds` is 0).
+ * (`byCase`; nothing when `seconds` is 0).
  */
 async function warmUp({ base, rate, connections, seconds, cases }) {
   if (seconds <= 0) return undefined;
   const latencies = [];
+  const failures = failureTally();
   let failed = 0;
-  const failures = new Map();
-  const count = (key) => failures.set(key, (failures.get(key) ?? 0) + 1);
   await weightedLoad({
     base,
     connections,
@@ -179,17 +190,16 @@ async function warmUp({ base, rate, connections, seconds, cases }) {
       latencies.push(ms);
       if (!ok) {
         failed++;
-        count(`${label} ${status}`);
+        failures.fail(label, status);
       }
     },
-    onError: () => {
+    onError: (error) => {
       failed++;
-      count('request error');
+      failures.fail('request error', error.code ?? error.message);
     },
   });
   const sorted = Float64Array.from(latencies).sort();
-  const byCase = [...failures].sort((a, b) => b[1] - a[1]).map(([key, n]) => `${key} ×${n}`).join(', ');
-  return { seconds, rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), failed, byCase };
+  return { seconds, rps: latencies.length / seconds, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), failed, byCase: failures.text() };
 }
 
 export async function runSoak({ base, pid, metrics, settings, cases, flows = [], requireSteady = false }) {
@@ -200,11 +210,8 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   const minuteOf = () => Math.floor((performance.now() - started) / MINUTE_MS);
   const minutes = [];
   const minute = (m) => (minutes[m] ??= { latencies: [], requests: 0, failed: 0 });
-  const failures = new Map();
-  const fail = (label, what) => {
-    const key = `${label}: ${what}`;
-    failures.set(key, (failures.get(key) ?? 0) + 1);
-  };
+  const failures = failureTally();
+  const { fail } = failures;
   // Each case's latencies too, over the whole run: which request is slow, which one failed.
   const byCase = new Map();
   const record = (ms, ok, label) => {
@@ -367,8 +374,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   }
   rows.push([`soak: heap used, ${span} (${samples[0]?.source ?? 'no samples'})`, describe(heap), margin, heap ? (heap.stable ? 'pass' : 'FAIL') : '—']);
   rows.push([`soak: RSS, ${span}`, describe(rss), margin, rss ? (rss.stable ? 'pass' : 'FAIL') : 'FAIL']);
-  const failureList = [...failures].map(([what, n]) => `${n}× ${what}`).join('; ');
-  rows.push(['soak: non-2xx answers and request errors', failed === 0 ? '0' : `${failed}: ${failureList}`, '0', failed === 0 ? 'pass' : 'FAIL']);
+  rows.push(['soak: non-2xx answers and request errors', failed === 0 ? '0' : `${failed}: ${failures.text()}`, '0', failed === 0 ? 'pass' : 'FAIL']);
 
   // Steady: the last whole minute's throughput and p99 within a fifth of the first's, while the
   // load's own ingest grows the project.
