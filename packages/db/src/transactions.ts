@@ -74,6 +74,21 @@ export async function withTransaction<S extends Record<string, unknown>, T>(
 }
 
 /**
+ * Runs `read` in a transaction whose statements are planned generically (`plan_cache_mode =
+ * force_generic_plan`), each keeping its generic plan for the connection's later runs: for reads
+ * whose plan is the same for every value, on connections that otherwise plan each statement for
+ * its values. The setting is awaited before the read starts: issued together (Promise.all), the
+ * read's first statement went out first and ran under the connection's own mode. Inside a
+ * caller's transaction the setting holds until that transaction ends.
+ */
+export function withGenericPlan<S extends Record<string, unknown>, T>(db: DbOrTx<S>, read: (tx: DbOrTx<S>) => Promise<T>): Promise<T> {
+  return withTransaction(db, async (tx) => {
+    await tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`);
+    return read(tx);
+  });
+}
+
+/**
  * A write of one statement (or several) that a retry must not repeat once it was stored: in a
  * claim's work, run in a transaction that marks the claim (withTransaction); otherwise as it is,
  * a statement being atomic on its own.

@@ -1,6 +1,6 @@
 import { asc, count, eq, ilike, like } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { arrayLiteral, copyText, escapeLike, executeCount, pageWithTotal, queryRows, sql, sqlState, totalOfList, withTransaction, type DbOrTx } from '../src/index.js';
+import { arrayLiteral, copyText, escapeLike, executeCount, pageWithTotal, queryRows, sql, sqlState, totalOfList, withGenericPlan, withTransaction, type DbOrTx } from '../src/index.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema, serviceLogs, vehicles } from './fixtures.js';
 
@@ -141,6 +141,14 @@ describe('plans', () => {
       // PGlite runs one connection, whose statements are not kept prepared.
       expect(handle.customPlanDb).toBe(handle.db);
     }
+  });
+
+  it('plans a read generically for its transaction only (withGenericPlan), its statements sent with the setting', async () => {
+    const mode = async (db: DbOrTx) =>
+      (await queryRows<{ plan_cache_mode: string }>(db, sql`select current_setting('plan_cache_mode') as plan_cache_mode`))[0]?.plan_cache_mode;
+    const outside = await mode(handle.customPlanDb);
+    expect(await withGenericPlan(handle.customPlanDb, (tx) => mode(tx))).toBe('force_generic_plan');
+    expect(await mode(handle.customPlanDb)).toBe(outside);
   });
 
   // PGlite runs one connection, with PostgreSQL's own choice of plans.

@@ -1,8 +1,9 @@
+import { withGenericPlan } from '@repo/db';
 import type { DbTx } from '../../db/index.js';
 import { countLogs, EXACT_COUNT_LIMIT, keptEstimate, learnedShare, learnShare, rollupSummary, searchScope, type Estimate } from './logs.counts.repository.js';
 import { plannedGenerically, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { indexedPage, isKnownShare, slicedPage, worthSlicing } from './logs.indexed.repository.js';
-import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walkRowsFor, withGenericPlan, type NewestRead } from './logs.walk.repository.js';
+import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkedPage, walkRowsFor, type NewestRead } from './logs.walk.repository.js';
 
 /**
  * A search, by the cheaper of two plans for the share of logs that match:

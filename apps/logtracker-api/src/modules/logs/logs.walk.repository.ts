@@ -1,4 +1,3 @@
-import { withTransaction } from '@repo/db';
 import { ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
@@ -25,18 +24,6 @@ export const SEARCH_WALK_ROWS = { min: 2_000, max: 20_000 };
  */
 export function walkRowsFor(wanted: number, share: number): number {
   return Math.max(SEARCH_WALK_ROWS.min, Math.ceil((2 * wanted) / share));
-}
-
-/**
- * Runs `read` planned generically on a connection that plans for values: the setting and the read
- * go to the server together, in one transaction (the driver pipelines statements issued at once),
- * and the statement keeps its generic plan for the connection's later runs.
- */
-export function withGenericPlan<T>(db: DbTx, read: (tx: DbTx) => Promise<T>): Promise<T> {
-  return withTransaction(db, async (tx) => {
-    const [, result] = await Promise.all([tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`), read(tx)]);
-    return result;
-  });
 }
 
 /** A page read from the newest logs, and the share of them that matched. */

@@ -1,4 +1,4 @@
-import { arrayLiteral, copyText, queryRows, sqlState, timestamptz, withTransaction } from '@repo/db';
+import { arrayLiteral, copyText, queryRows, sqlState, timestamptz, withGenericPlan } from '@repo/db';
 import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logPatterns, minerStates, patterns, type LogLevel } from '../../db/schema/index.js';
@@ -61,8 +61,7 @@ export function logsToMine(db: DbTx, projectId: number, from: Date, to: Date, af
   // Planned generically: to a plan made for its values, a partition whose logs the statistics have
   // not seen yet (a burst, a first analysis) looks empty, and a scan and sort of it can win. The
   // generic plan reads the page off the index, however stale the statistics.
-  return withTransaction(db, async (tx) => {
-    await tx.execute(sql`select set_config('plan_cache_mode', 'force_generic_plan', true)`);
+  return withGenericPlan(db, async (tx) => {
     const logs = await queryRows<MiningRow>(tx, page);
     const first = logs[0];
     const last = logs.at(-1);
