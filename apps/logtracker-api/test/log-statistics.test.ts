@@ -46,9 +46,14 @@ async function ingest(projectId: number, count: number) {
 }
 
 /** The search keys' merges the app's job has run (metrics). */
-async function merges(on: TestApp = t) {
+/** How many runs of a job of the app's have succeeded (its metrics). */
+async function jobRuns(on: TestApp, job: string) {
   const res = await on.app.inject({ method: 'GET', url: '/metrics' });
-  return sampleValue(res.body, 'job_runs_total', { job_name: 'log_search_merge', outcome: 'success' }) ?? 0;
+  return sampleValue(res.body, 'job_runs_total', { job_name: job, outcome: 'success' }) ?? 0;
+}
+
+function merges(on: TestApp = t) {
+  return jobRuns(on, 'log_search_merge');
 }
 
 /** The merges run, once none has run for over a second (none due nor under way). */
@@ -332,10 +337,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('logs statistics after a burst o
 });
 
 describe('the rollups after ingest pauses, where maintenance runs', () => {
-  // Maintenance scheduled hourly: its pass at start-up is long done when the batches come, and the
-  // next is an hour away. Lists and statistics read the rollups, one appended row per batch and key
-  // until a pass merges them. The merge forced every 10 s while batches keep coming is an hour
-  // apart here: counted from the app's start, it fell amid the batches of a loaded test run.
+  // Maintenance scheduled hourly: its pass at start-up is waited for before the batches come, and
+  // the next is an hour away. Lists and statistics read the rollups, one appended row per batch and
+  // key until a pass merges them. The start-up pass runs in the background once the app is ready
+  // (creating the days' partitions first): not waited for, its merge fell amid the batches on a
+  // loaded server. The merge forced every 10 s while batches keep coming is an hour apart here:
+  // counted from the app's start, it too fell amid the batches of a loaded test run.
   let m: TestApp;
   let user: TestUser;
   beforeAll(async () => {
@@ -344,6 +351,7 @@ describe('the rollups after ingest pauses, where maintenance runs', () => {
       { logStatisticsTiming: { mergeEveryMs: 3_600_000 } },
     );
     user = await createUser(m);
+    await waitFor(async () => ((await jobRuns(m, 'maintenance')) >= 1 ? true : undefined));
   });
   afterAll(async () => {
     await m.close();
