@@ -110,6 +110,20 @@ describe('logs statistics after a burst', () => {
           where x.indrelid = ${after.name}::regclass and a.amname = 'gin'`,
     );
     expect(Number(pending?.pages)).toBe(0);
+    // After the analysis, the keys common in the project's logs were found: the words every one of
+    // the burst's messages holds are among them, and a search of them keeps all its keys.
+    await waitFor(async () => ((await jobRuns(t, 'log_search_common_keys')) >= 1 ? true : undefined));
+    const [common] = await queryRows<{ gateway: boolean; rare: number; all: number }>(
+      t.database.db,
+      sql`select log_search_query_keys(${project.id}::int, 'timeout gateway') <@ array(select key from log_search_common_keys where project_id = ${project.id}) as gateway,
+                 cardinality(log_search_rare_query_keys(${project.id}::int, 'gateway for request r4321')) as rare,
+                 cardinality(log_search_query_keys(${project.id}::int, 'gateway for request r4321')) as all`,
+    );
+    expect(common?.gateway).toBe(true);
+    // One request's id: its search looks up the keys of "r4321" alone (a few of the 8 000 hold them).
+    expect(Number(common?.rare)).toBeGreaterThan(0);
+    expect(Number(common?.rare)).toBeLessThanOrEqual(3);
+    expect(Number(common?.all)).toBeGreaterThan(8);
 
     // A few hundred more rows are below the minimum of new rows: nothing to do.
     await ingest(project.id, 500);

@@ -100,6 +100,8 @@ describe('a database migrated before the log tracker had a schema of its own', (
       'log_hour_key',
       'log_search_keys',
       'log_search_query_keys',
+      'log_search_rare_query_keys',
+      'log_search_refresh_common_keys',
       'logs_ensure_partitions',
       'logs_partition_statistics',
       'logs_rollup_delete',

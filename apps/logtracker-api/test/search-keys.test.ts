@@ -1,8 +1,9 @@
 import { queryRows, withTransaction } from '@repo/db';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexedPage, searchHours } from '../src/modules/logs/logs.indexed.repository.js';
 import { hasSearchKeys, hourKey, likePattern } from '../src/modules/logs/logs.filters.repository.js';
+import { refreshCommonSearchKeys } from '../src/modules/maintenance/maintenance.repository.js';
 import { buildTestApp, createLogs, createProject, createUser, type TestApp } from './helpers.js';
 
 // The project's trigram keys (migration 0017) must find every log whose message contains the
@@ -100,6 +101,50 @@ describe('the project trigram keys', () => {
     // A text without three letters or digits in a row has no key.
     const [none] = await queryRows<{ n: number }>(t.database.db, sql`select cardinality(log_search_query_keys(1, 'a_b')) as n`);
     expect(Number(none?.n)).toBe(0);
+  });
+});
+
+describe('the keys common in a project, left to the message check', () => {
+  // A search looks its text up by the keys that are not common in the project (migration 0020):
+  // the message is checked on every row found, so any subset of the keys finds the same logs.
+  const keysOf = async (fn: SQL) =>
+    (await queryRows<{ k: string }>(t.database.db, sql`select unnest(${fn})::text as k order by 1`)).map((r) => r.k);
+  const rareKeys = (search: string) => keysOf(sql`log_search_rare_query_keys(${project}::int, ${search}::text)`);
+  const allKeys = (search: string) => keysOf(sql`log_search_query_keys(${project}::int, ${search}::text)`);
+  const refresh = (minShare: number, minLogs: number) => refreshCommonSearchKeys(t.database.db, new Date(Date.now() - 86_400_000), 10_000, minShare, minLogs);
+  afterAll(async () => {
+    await t.database.db.execute(sql`delete from log_search_common_keys`);
+  });
+
+  it('keeps the keys a share of the project\'s sampled logs hold, for the projects with enough of them', async () => {
+    // Two of the 19 messages hold "deadlock", two "timeout" (once in capitals), one "gateway".
+    expect(await refresh(0.1, 1)).toBeGreaterThan(0);
+    const common = await queryRows<{ project_id: number; share: number }>(t.database.db, sql`select project_id, share from log_search_common_keys`);
+    expect(new Set(common.map((c) => c.project_id))).toEqual(new Set([project, neighbour]));
+    expect(common.every((c) => c.share >= 0.1 && c.share <= 1)).toBe(true);
+    // A word in two of the messages: every key of it is common, so the search keeps them all.
+    expect(await rareKeys('deadlock')).toEqual(await allKeys('deadlock'));
+    // "gateway timeout": the words' common keys left out, "gateway"'s kept.
+    const kept = await rareKeys('gateway timeout');
+    const every = await allKeys('gateway timeout');
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(every.length);
+    expect(every).toEqual(expect.arrayContaining(kept));
+    // Fewer logs in the sample than asked for: no common keys, every key serves.
+    expect(await refresh(0.1, 1_000)).toBe(0);
+    expect(await rareKeys('gateway timeout')).toEqual(every);
+  });
+
+  it('find every log whose message holds the text all the same', async () => {
+    // Keys in a tenth of the messages or more count as common: most texts lose some.
+    await refresh(0.1, 1);
+    let fewer = 0;
+    for (const search of SEARCHES.filter(hasSearchKeys)) {
+      const page = await indexedPage(t.database.db, project, { search }, 100, 0);
+      expect(page.rows.map((r) => r.message).sort(), search).toEqual((await containing(search)).sort());
+      if ((await rareKeys(search)).length < (await allKeys(search)).length) fewer++;
+    }
+    expect(fewer).toBeGreaterThan(5);
   });
 });
 

@@ -31,10 +31,19 @@ const MERGE_EVERY_MS = 10_000;
  */
 const SELF_MERGING_LOGS = 10_000;
 
+/**
+ * The search keys common in each project (createLogStatisticsService().refreshCommonKeys) are
+ * found again once this many logs were stored since they last were, at a check, at most every
+ * COMMON_KEYS_EVERY_MS: they change as slowly as what a project logs.
+ */
+const COMMON_KEYS_AFTER_LOGS = 1_000;
+const COMMON_KEYS_EVERY_MS = 60_000;
+
 /** The job's timing, overridable for tests. */
 export interface LogStatisticsTiming {
   mergeEveryMs: number;
   selfMergingLogs: number;
+  commonKeysEveryMs: number;
 }
 
 /** Runs `fn` once `ms` have passed since the last `arm()`; idle, it holds no timer. */
@@ -68,13 +77,14 @@ function afterLast(ms: number, fn: () => void) {
  * them itself: SELF_MERGING_LOGS). The rows the batches appended to the rollups are compacted at
  * the same moments and every ten seconds, with `compactRollups` (the maintenance job's merge): the counts
  * of lists and statistics would otherwise read one per batch until the next scheduled pass. Idle,
- * it costs nothing.
+ * it costs nothing. At a check, at most once a minute, the search keys common in each project are
+ * found again (COMMON_KEYS_EVERY_MS).
  */
 export function registerLogStatistics(
   app: FastifyInstance,
   deps: { db: DbTx; events: LogEvents; compactRollups?: () => Promise<unknown>; timing?: Partial<LogStatisticsTiming> },
 ) {
-  const { mergeEveryMs = MERGE_EVERY_MS, selfMergingLogs = SELF_MERGING_LOGS } = deps.timing ?? {};
+  const { mergeEveryMs = MERGE_EVERY_MS, selfMergingLogs = SELF_MERGING_LOGS, commonKeysEveryMs = COMMON_KEYS_EVERY_MS } = deps.timing ?? {};
   const statistics = createLogStatisticsService({ db: deps.db });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
@@ -84,6 +94,10 @@ export function registerLogStatistics(
   let mergedAt = Date.now();
   /** Logs stored since the last merge (or the last one passed over). */
   let storedSinceMerge = 0;
+  /** When the common search keys were last found (never: the first check finds them), and the logs stored since. */
+  let commonKeysAt = -Infinity;
+  let storedSinceCommonKeys = 0;
+  let findingKeys: Promise<unknown> | undefined;
   /** Logs stored per project since the last analysis (a new project's burst: staleLogPartitions). */
   const storedByProject = new Map<number, number>();
 
@@ -139,6 +153,16 @@ export function registerLogStatistics(
         compact();
       }
     }
+    if (!findingKeys && storedSinceCommonKeys >= COMMON_KEYS_AFTER_LOGS && Date.now() - commonKeysAt >= commonKeysEveryMs) {
+      commonKeysAt = Date.now();
+      storedSinceCommonKeys = 0;
+      findingKeys = app.metrics
+        .job('log_search_common_keys', () => statistics.refreshCommonKeys())
+        .catch((error: unknown) => app.log.warn({ err: error }, 'finding the common search keys failed'))
+        .finally(() => {
+          findingKeys = undefined;
+        });
+    }
     const counted = new Map(storedByProject);
     running = app.metrics
       .job('log_statistics', () => statistics.refresh(counted))
@@ -175,6 +199,7 @@ export function registerLogStatistics(
 
   const unsubscribe = deps.events.subscribeAll((projectId, _levels, count) => {
     storedSinceMerge += count;
+    storedSinceCommonKeys += count;
     storedByProject.set(projectId, (storedByProject.get(projectId) ?? 0) + count);
     arm();
     lateCounts.arm();
@@ -187,7 +212,7 @@ export function registerLogStatistics(
     if (due) clearTimeout(due);
     lateCounts.clear();
     quiet.clear();
-    await Promise.all([running, merging, compacting]);
+    await Promise.all([running, merging, compacting, findingKeys]);
   });
   return statistics;
 }

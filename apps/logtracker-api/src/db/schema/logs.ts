@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, jsonb, primaryKey, text, timestamp, type PgColumnBuilderBase } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, primaryKey, real, text, timestamp, type PgColumnBuilderBase } from 'drizzle-orm/pg-core';
 import type { LogLevel } from './projects.js';
 import { logtrackerSchema } from './pg-schema.js';
 
@@ -113,4 +113,23 @@ export const logSourceCounts = logtrackerSchema.table(
     index('log_source_counts_fresh_idx').on(t.projectId, t.grain, t.bucket).where(sql`not ${t.compacted}`),
     check('log_source_counts_grain_valid', sql`${t.grain} in ('minute', 'hour', 'day')`),
   ],
+);
+
+/**
+ * The search keys (log_search_keys: a trigram of the message, qualified by the project) held by at
+ * least SEARCH_COMMON_KEY_SHARE of a project's recent logs, with that share, as a sample of them
+ * found it (log_search_refresh_common_keys, run after the partitions are analysed). A search looks
+ * its text up by its other keys when it has some (log_search_rare_query_keys): the index checks
+ * every match of the rarest key against each of the others, each check a descent of that key's
+ * posting tree, and a key in a quarter of the logs cost as many page reads a match as the match
+ * itself. The message is checked on every row the keys find, so a key left out never loses a match.
+ */
+export const logSearchCommonKeys = logtrackerSchema.table(
+  'log_search_common_keys',
+  {
+    projectId: integer('project_id').notNull(),
+    key: bigint('key', { mode: 'bigint' }).notNull(),
+    share: real('share').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.key] })],
 );

@@ -16,6 +16,18 @@ export const ANALYZE_MIN_ROWS = 5_000;
  * with no analysis). Spaced, it takes a few percent, and statistics still trail a burst by seconds.
  */
 export const ANALYZE_SPACING_MS = 5_000;
+/**
+ * The search keys common in a project (log_search_common_keys, migration 0020): held by this share
+ * of its logs of the last day or more…
+ */
+export const SEARCH_COMMON_KEY_SHARE = 0.02;
+/**
+ * …counted on a sample of about this many logs of the last day (every project's; 0.2 s of the
+ * database's time for 10 000), where a project has at least SEARCH_COMMON_KEY_MIN_LOGS of them:
+ * a project with fewer has short posting lists, and all of its keys serve its searches.
+ */
+export const SEARCH_COMMON_KEY_SAMPLE = 10_000;
+export const SEARCH_COMMON_KEY_MIN_LOGS = 200;
 /** When a partition could not be analysed for a lock another held: the next try. */
 const HELD_RETRY_MS = 2_000;
 /** At most this many partitions per pass (a burst lands in today's, sometimes yesterday's too). */
@@ -61,6 +73,13 @@ export function createLogStatisticsService(deps: { db: DbTx; spacingMs?: number;
       // One held by autovacuum or by another instance's pass is tried again shortly.
       if (analysed.length < due.length) waits.push(HELD_RETRY_MS);
       return waits.length > 0 ? { analysed, nextDueInMs: Math.min(...waits) } : { analysed };
+    },
+    /**
+     * Finds again the search keys common in each project's logs of the last day (see
+     * SEARCH_COMMON_KEY_SHARE); answers how many there are.
+     */
+    refreshCommonKeys(now = new Date()): Promise<number> {
+      return repo.refreshCommonSearchKeys(deps.db, new Date(now.getTime() - 86_400_000), SEARCH_COMMON_KEY_SAMPLE, SEARCH_COMMON_KEY_SHARE, SEARCH_COMMON_KEY_MIN_LOGS);
     },
     /**
      * Merges what ingest left in the trigram indexes' pending lists (mergeSearchPending), once it

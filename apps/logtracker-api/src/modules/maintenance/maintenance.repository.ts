@@ -230,3 +230,17 @@ export async function mergeSearchPending(db: DbTx): Promise<number> {
   }
   return pages;
 }
+
+/**
+ * Replaces the search keys common in each project's logs stamped since `since`
+ * (log_search_refresh_common_keys, migration 0020): counted on a sample of about `sampleRows` logs,
+ * kept where a project's share reaches `minShare`, for the projects with `minLogs` in the sample.
+ * Answers the keys kept.
+ */
+export async function refreshCommonSearchKeys(db: DbTx, since: Date, sampleRows: number, minShare: number, minLogs: number): Promise<number> {
+  const [row] = await queryRows<{ kept: number | string }>(
+    db,
+    sql`select log_search_refresh_common_keys(${timestamptz(since)}, ${sampleRows}::int, ${minShare}::real, ${minLogs}::int) as kept`,
+  );
+  return Number(row?.kept ?? 0);
+}
