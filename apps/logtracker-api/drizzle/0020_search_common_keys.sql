@@ -52,13 +52,22 @@ $$;
 --> statement-breakpoint
 -- The keys a search of `search` looks up (log_search_query_keys): those not common in the project
 -- when it has some, else all of them. Any subset finds every match, the message being checked on
--- each row found.
+-- each row found. Declared IMMUTABLE though it reads a table, on purpose: a stale answer (a plan
+-- made before a refresh) changes only which keys narrow the rows, never the rows a search finds,
+-- and an immutable call is computed once as a statement is planned for its values. Declared
+-- STABLE, the planner computed it again for the estimates and each partition's scan computed it as
+-- it started: an uncommon word's slice of a 2-million-log project planned in 1.67 ms instead of
+-- 0.69 and ran in 2.1 instead of 1.6. In PL/pgSQL, whose statements keep their plans for the
+-- session: as an SQL function it planned its own query at each call (1.2 ms to plan the slice).
 CREATE FUNCTION "logtracker"."log_search_rare_query_keys"(project integer, search text) RETURNS bigint[]
-LANGUAGE sql STABLE STRICT PARALLEL SAFE
-RETURN coalesce(
-  nullif(ARRAY(
-    SELECT k.key FROM unnest("logtracker"."log_search_query_keys"(project, search)) AS k(key)
-     WHERE NOT EXISTS (SELECT 1 FROM "logtracker"."log_search_common_keys" c WHERE c.project_id = project AND c.key = k.key)
-  ), '{}'),
-  "logtracker"."log_search_query_keys"(project, search)
-);
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+  every bigint[] := logtracker.log_search_query_keys(project, search);
+  rare bigint[];
+BEGIN
+  SELECT array_agg(e.key) INTO rare
+    FROM unnest(every) AS e(key)
+   WHERE NOT EXISTS (SELECT 1 FROM logtracker.log_search_common_keys c WHERE c.project_id = project AND c.key = e.key);
+  RETURN CASE WHEN cardinality(rare) > 0 THEN rare ELSE every END;
+END
+$$;
