@@ -33,9 +33,6 @@ interface TrackedQuery extends Waiter {
   untracked?: { resolve(value: unknown): void; reject(error: unknown): void } | null;
 }
 
-/** How long after its last success a pool with queries on its connections counts as busy, not cut off (see the sweep). */
-export const BUSY_WAIT_MS = 6_000;
-
 export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight {
   const circuit = createCircuit();
   const waiting = new Set<Waiter>();
@@ -50,11 +47,7 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
    * is cancelled (it is never sent) and fails as unavailable (503), which opens the circuit. A pool
    * merely busy keeps succeeding and opens no connection in vain: its queue waits. (Successes alone
    * do not say the server is well: a primary whose postmaster was killed keeps serving the
-   * connections it had while no new one can be opened.) A pool whose every connection runs a query
-   * of seconds (a new instance reading a large project from disk: 0.5-3 s a search) may go the
-   * bound without a success: while queries are on its connections and one succeeded within
-   * BUSY_WAIT_MS, its queue waits too. Taken for an outage, such a patch answered a burst of 503s,
-   * the circuit refusing what came after.
+   * connections it had while no new one can be opened.)
    */
   const sweep = () => {
     sweeping = null;
@@ -63,16 +56,9 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
       succeededSeen = counter.succeeded;
       lastSuccessAt = now;
     }
-    let queued = 0;
     for (const q of waiting) {
       if (q.state) waiting.delete(q);
-      else if ((q as TrackedQuery).untracked) queued++;
-    }
-    // Queries in flight that are not waiting for a connection are on one (sent, or in a transaction).
-    const busy = counter.count > queued && now - lastSuccessAt < BUSY_WAIT_MS;
-    for (const q of waiting) {
-      const queuedAt = q.queuedAt ?? now;
-      if (now - queuedAt >= acquireTimeoutMs && (circuit.failedAt >= queuedAt || (now - lastSuccessAt >= acquireTimeoutMs && !busy))) {
+      else if (now - (q.queuedAt ?? now) >= acquireTimeoutMs && (now - lastSuccessAt >= acquireTimeoutMs || circuit.failedAt >= (q.queuedAt ?? now))) {
         waiting.delete(q);
         q.expired = true;
         circuit.failed(acquireTimeout(acquireTimeoutMs));
