@@ -69,6 +69,27 @@ function afterLast(ms: number, fn: () => void) {
 }
 
 /**
+ * A job of the app's run in the background, one run at a time (`start` while one runs does
+ * nothing); a failure is logged as `failure`, not thrown. `running` is the run under way, if any.
+ */
+function backgroundJob(app: FastifyInstance, name: string, run: () => Promise<unknown>, failure: string) {
+  let running: Promise<unknown> | undefined;
+  return {
+    get running() {
+      return running;
+    },
+    start() {
+      running ??= app.metrics
+        .job(name, run)
+        .catch((error: unknown) => app.log.warn({ err: error }, failure))
+        .finally(() => {
+          running = undefined;
+        });
+    },
+  };
+}
+
+/**
  * Refreshes the logs partitions' statistics after ingest (see createLogStatisticsService): any
  * stored batch arms a check a second later; while batches keep coming, one check a second; one
  * when a partition left waiting for its spacing is due; and a last one once the counts of the
@@ -90,14 +111,12 @@ export function registerLogStatistics(
   let running: Promise<unknown> | undefined;
   let pending = false;
   let closed = false;
-  let merging: Promise<unknown> | undefined;
   let mergedAt = Date.now();
   /** Logs stored since the last merge (or the last one passed over). */
   let storedSinceMerge = 0;
   /** When the common search keys were last found (never: the first check finds them), and the logs stored since. */
   let commonKeysAt = -Infinity;
   let storedSinceCommonKeys = 0;
-  let findingKeys: Promise<unknown> | undefined;
   /** Logs stored per project since the last analysis (a new project's burst: staleLogPartitions). */
   const storedByProject = new Map<number, number>();
 
@@ -113,17 +132,14 @@ export function registerLogStatistics(
         compacting = undefined;
       });
   };
+  const merging = backgroundJob(app, 'log_search_merge', () => statistics.mergePending(), 'merging the search index pending lists failed');
+  const findingKeys = backgroundJob(app, 'log_search_common_keys', () => statistics.refreshCommonKeys(), 'finding the common search keys failed');
   const merge = () => {
     compact();
-    if (merging || closed) return;
+    if (merging.running || closed) return;
     mergedAt = Date.now();
     storedSinceMerge = 0;
-    merging = app.metrics
-      .job('log_search_merge', () => statistics.mergePending())
-      .catch((error: unknown) => app.log.warn({ err: error }, 'merging the search index pending lists failed'))
-      .finally(() => {
-        merging = undefined;
-      });
+    merging.start();
   };
   const quiet = afterLast(QUIET_MERGE_MS, merge);
 
@@ -153,15 +169,10 @@ export function registerLogStatistics(
         compact();
       }
     }
-    if (!findingKeys && storedSinceCommonKeys >= COMMON_KEYS_AFTER_LOGS && Date.now() - commonKeysAt >= commonKeysEveryMs) {
+    if (!findingKeys.running && storedSinceCommonKeys >= COMMON_KEYS_AFTER_LOGS && Date.now() - commonKeysAt >= commonKeysEveryMs) {
       commonKeysAt = Date.now();
       storedSinceCommonKeys = 0;
-      findingKeys = app.metrics
-        .job('log_search_common_keys', () => statistics.refreshCommonKeys())
-        .catch((error: unknown) => app.log.warn({ err: error }, 'finding the common search keys failed'))
-        .finally(() => {
-          findingKeys = undefined;
-        });
+      findingKeys.start();
     }
     const counted = new Map(storedByProject);
     running = app.metrics
@@ -212,7 +223,7 @@ export function registerLogStatistics(
     if (due) clearTimeout(due);
     lateCounts.clear();
     quiet.clear();
-    await Promise.all([running, merging, compacting, findingKeys]);
+    await Promise.all([running, merging.running, compacting, findingKeys.running]);
   });
   return statistics;
 }
