@@ -919,3 +919,26 @@ describe('GET /api/logs/{id}', () => {
     expectError(await get(log.id, null), 401, 'unauthenticated');
   });
 });
+
+describe('reads whose session and membership are checked alongside them', () => {
+  // The logs list, one log and the statistics start their reads while the session (and for a
+  // project's pages, the membership) is checked: what the caller may no longer see never reaches it.
+  it('answer 401 once the session is revoked, for a log that exists as for one that does not', async () => {
+    const reader = await createUser(t);
+    const project = await createProject(t, reader);
+    const [log] = await createLogs(t, project.id, [{ message: 'before logout' }]);
+    if (!log) throw new Error('no log');
+    const urls = [`/api/projects/${project.id}/logs`, `/api/projects/${project.id}/logs?search=before`, `/api/logs/${log.id}`, '/api/logs/9007199254740991', `/api/projects/${project.id}/stats`];
+    for (const url of urls) expect((await t.app.inject({ method: 'GET', url, headers: reader.headers })).statusCode, url).not.toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: reader.headers })).statusCode).toBe(200);
+    for (const url of urls) expectError(await t.app.inject({ method: 'GET', url, headers: reader.headers }), 401, 'unauthenticated');
+  });
+
+  it("answer 404 to a stranger, whatever the project's reads found", async () => {
+    const [log] = await createLogs(t, projectId, [{ message: 'members only' }]);
+    if (!log) throw new Error('no log');
+    for (const url of [`/api/projects/${projectId}/logs`, `/api/projects/${projectId}/logs?search=members`, `/api/projects/${projectId}/logs?page=99`, `/api/projects/${projectId}/stats`, `/api/logs/${log.id}`]) {
+      expectError(await t.app.inject({ method: 'GET', url, headers: stranger.headers }), 404, 'not_found');
+    }
+  });
+});

@@ -1,12 +1,15 @@
 import { createServer, registerFoundation, type AppInstance } from '@repo/http';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { authPlugin, generateSessionId, MAX_TOKEN_LENGTH, requireActor, type SessionStore } from '../src/index.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AppError } from '@repo/http';
+import { authPlugin, generateSessionId, MAX_TOKEN_LENGTH, requireActor, whileAuthenticated, type SessionStore } from '../src/index.js';
 
 /** A test peer of the apps' sessions table: sessions in a Map, roles per user. */
 class MemorySessionStore implements SessionStore {
   readonly sessions = new Map<string, { userId: number; ip: string; userAgent?: string; revoked: boolean }>();
   readonly roles = new Map<number, string>();
   resolveCalls = 0;
+  /** While set, `resolve` answers only once it settles: a session check still under way. */
+  gate: Promise<void> | undefined;
 
   async create(input: { userId: number; ip: string; userAgent?: string }) {
     const id = generateSessionId();
@@ -16,6 +19,7 @@ class MemorySessionStore implements SessionStore {
 
   async resolve(sessionId: string, userId: number) {
     this.resolveCalls += 1;
+    await this.gate;
     const session = this.sessions.get(sessionId);
     const role = this.roles.get(userId);
     if (!session || session.revoked || session.userId !== userId || !role) return null;
@@ -58,6 +62,23 @@ async function buildAuthApp(store: SessionStore, secret = SECRET): Promise<AppIn
   app.get('/maybe-stream', { onRequest: app.auth.authenticateOptional, config: { auth: { queryToken: 'access_token' } } }, async (request) => ({
     data: request.actor?.userId ?? null,
   }));
+  // Reads while the session is checked (config.auth.checkAlongside); `?missing` reads as not found.
+  app.get<{ Querystring: { missing?: string } }>('/alongside', { onRequest: app.auth.authenticate, config: { auth: { checkAlongside: true } } }, async (request) =>
+    whileAuthenticated(request, async (caller) => {
+      reads.push({ userId: caller.userId, resolved: store.resolveCalls, actorSet: request.actor !== null });
+      if (request.query.missing !== undefined) throw AppError.notFound('Thing');
+      return { data: caller };
+    }),
+  );
+  app.get('/alongside-forgot', { onRequest: app.auth.authenticate, config: { auth: { checkAlongside: true } } }, async (request) => ({
+    data: requireActor(request).userId,
+  }));
+  app.get('/alongside-admin', { onRequest: app.auth.requireRole('admin'), config: { auth: { checkAlongside: true } } }, async (request) => ({
+    data: requireActor(request).role,
+  }));
+  app.post('/alongside-write', { onRequest: app.auth.authenticate, config: { auth: { checkAlongside: true } } }, async (request) => ({
+    data: requireActor(request).userId,
+  }));
   app.get('/forgot-hook', async (request) => ({ data: requireActor(request) }));
   app.post('/logout', { onRequest: app.auth.authenticate }, async (request) => {
     await app.auth.store.revoke(requireActor(request).sessionId);
@@ -89,6 +110,8 @@ function withClaims(token: string, claims: Record<string, unknown>): string {
 
 let store: MemorySessionStore;
 let app: AppInstance;
+/** What the reads of /alongside saw when they ran. */
+const reads: { userId: number; resolved: number; actorSet: boolean }[] = [];
 
 beforeAll(async () => {
   store = new MemorySessionStore();
@@ -100,6 +123,8 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
+  reads.length = 0;
+  store.gate = undefined;
   store.sessions.clear();
   store.roles.clear();
   store.roles.set(ALICE, 'user');
@@ -422,6 +447,59 @@ describe('token from the query (config.auth.queryToken)', () => {
     expect(body(await app.inject({ method: 'GET', url: '/maybe-stream?access_token=' })).data).toBeNull();
     expect((await app.inject({ method: 'GET', url: '/maybe-stream?access_token=garbage' })).statusCode).toBe(401);
     expect(body(await app.inject({ method: 'GET', url: `/maybe-stream?access_token=${token}` })).data).toBe(ALICE);
+  });
+});
+
+describe('the session checked alongside a read (config.auth.checkAlongside)', () => {
+  it('starts the read before the check answers, and answers once the check has passed', async () => {
+    const { token, sessionId } = await login(app, ALICE);
+    let open!: () => void;
+    store.gate = new Promise((resolve) => (open = resolve));
+    const answer = app.inject({ method: 'GET', url: '/alongside', headers: bearer(token) });
+    await vi.waitFor(() => expect(reads).toHaveLength(1));
+    // The read ran while the check was still waiting on the store, before the actor was known.
+    expect(reads[0]).toMatchObject({ userId: ALICE, actorSet: false });
+    open();
+    const res = await answer;
+    expect(res.statusCode).toBe(200);
+    expect(body(res).data).toEqual({ userId: ALICE, sessionId, requestId: expect.any(String) });
+  });
+
+  it('answers 401 for a revoked session, whatever the read found', async () => {
+    const { token, sessionId } = await login(app, ALICE);
+    await store.revoke(sessionId);
+    for (const url of ['/alongside', '/alongside?missing']) {
+      const res = await app.inject({ method: 'GET', url, headers: bearer(token) });
+      expect(res.statusCode, url).toBe(401);
+      expect(body(res).error).toBe('unauthenticated');
+    }
+  });
+
+  it('answers the read’s own error once the session is live', async () => {
+    const { token } = await login(app, ALICE);
+    const res = await app.inject({ method: 'GET', url: '/alongside?missing', headers: bearer(token) });
+    expect(res.statusCode).toBe(404);
+  });
+
+  it('refuses a bad token before any read', async () => {
+    const res = await app.inject({ method: 'GET', url: '/alongside', headers: bearer('garbage') });
+    expect(res.statusCode).toBe(401);
+    expect(reads).toHaveLength(0);
+  });
+
+  it('fails closed for a handler that reads the actor rather than going through whileAuthenticated', async () => {
+    const { token } = await login(app, ALICE);
+    expect((await app.inject({ method: 'GET', url: '/alongside-forgot', headers: bearer(token) })).statusCode).toBe(401);
+  });
+
+  it('waits for the check where a role is required, and on a write', async () => {
+    const alice = await login(app, ALICE);
+    const admin = await login(app, ADMIN);
+    expect(body(await app.inject({ method: 'GET', url: '/alongside-admin', headers: bearer(admin.token) })).data).toBe('admin');
+    expect((await app.inject({ method: 'GET', url: '/alongside-admin', headers: bearer(alice.token) })).statusCode).toBe(403);
+    const write = await app.inject({ method: 'POST', url: '/alongside-write', headers: bearer(alice.token) });
+    expect(write.statusCode).toBe(200);
+    expect(body(write).data).toBe(ALICE);
   });
 });
 

@@ -1,4 +1,4 @@
-import { requireActor } from '@repo/auth';
+import { whileAuthenticated } from '@repo/auth';
 import { AppError, gunzipBody, isEncoded, type FastifyPluginAsyncZod, type ZodTypeProvider } from '@repo/http';
 import { errorResponses } from '@repo/schemas';
 import type { WriterAuth } from './writer-auth.js';
@@ -35,6 +35,8 @@ export function logsRoutes(deps: {
       '/projects/:project_id/logs',
       {
         onRequest: app.auth.authenticate,
+        // Reads only: the session is checked alongside them, and membership too (whileMember).
+        config: { auth: { checkAlongside: true } },
         schema: {
           operationId: 'listLogs',
           tags: ['logs'],
@@ -48,7 +50,7 @@ export function logsRoutes(deps: {
         },
       },
       async (request) => {
-        const { rows, meta } = await deps.logs.list(requireActor(request), request.params.project_id, request.query);
+        const { rows, meta } = await whileAuthenticated(request, (caller) => deps.logs.list(caller, request.params.project_id, request.query));
         return { data: rows.map(presentLog), meta };
       },
     );
@@ -150,6 +152,8 @@ export function logsRoutes(deps: {
       '/logs/:id',
       {
         onRequest: app.auth.authenticate,
+        // Reads only: the session is checked alongside the read.
+        config: { auth: { checkAlongside: true } },
         schema: {
           operationId: 'getLog',
           tags: ['logs'],
@@ -159,7 +163,7 @@ export function logsRoutes(deps: {
           response: { 200: LogEnvelope, ...errorResponses(401, 404, 422, 429) },
         },
       },
-      async (request) => ({ data: presentLog(await deps.logs.get(requireActor(request), request.params.id)) }),
+      async (request) => ({ data: presentLog(await whileAuthenticated(request, (caller) => deps.logs.get(caller, request.params.id))) }),
     );
   };
 }

@@ -1,4 +1,4 @@
-import type { Actor } from '@repo/auth';
+import type { Actor, Caller } from '@repo/auth';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
 import type { NewLog } from '../../db/schema/index.js';
@@ -132,42 +132,46 @@ export function createLogsService(deps: {
       return rows.length;
     },
 
-    async list(actor: Actor, projectId: number, query: ListLogsQuery) {
-      await access.assertMember(actor, projectId);
-      const { page, per_page } = query;
-      const { rows, total, estimated } = await listLogs(
-        { db, plannedOnce },
-        projectId,
-        {
-          level: query.level,
-          source: query.source,
-          from: query.from_date,
-          to: query.to_date,
-          search: query.search,
-          patternId: query.pattern_id,
-          after: query.cursor,
-        },
-        per_page,
-        query.cursor ? 0 : pageOffset(page, per_page),
-      );
-      const last = rows.at(-1);
-      const tags = await patternsOfLogs(db, projectId, rows);
-      return {
-        rows: rows.map((r) => ({ ...r, patternId: tags.get(r.id) ?? null })),
-        meta: {
-          ...pageMeta(page, per_page, total),
-          total_is_estimate: estimated,
-          next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.cursorTime, id: last.id }) : null,
-        },
-      };
+    list(caller: Caller, projectId: number, query: ListLogsQuery) {
+      return access.whileMember(caller, projectId, () => listPage(projectId, query));
     },
 
-    async get(actor: Actor, logId: number) {
-      const log = await repo.findLogForMember(db, logId, actor.userId);
+    async get(caller: Caller, logId: number) {
+      const log = await repo.findLogForMember(db, logId, caller.userId);
       if (!log) throw AppError.notFound('Log');
       return log;
     },
   };
+
+  /** A page of a project's logs and its meta (LogsService.list): reads only, run while membership is checked. */
+  async function listPage(projectId: number, query: ListLogsQuery) {
+    const { page, per_page } = query;
+    const { rows, total, estimated } = await listLogs(
+      { db, plannedOnce },
+      projectId,
+      {
+        level: query.level,
+        source: query.source,
+        from: query.from_date,
+        to: query.to_date,
+        search: query.search,
+        patternId: query.pattern_id,
+        after: query.cursor,
+      },
+      per_page,
+      query.cursor ? 0 : pageOffset(page, per_page),
+    );
+    const last = rows.at(-1);
+    const tags = await patternsOfLogs(db, projectId, rows);
+    return {
+      rows: rows.map((r) => ({ ...r, patternId: tags.get(r.id) ?? null })),
+      meta: {
+        ...pageMeta(page, per_page, total),
+        total_is_estimate: estimated,
+        next_cursor: rows.length === per_page && last ? encodeCursor({ timestamp: last.cursorTime, id: last.id }) : null,
+      },
+    };
+  }
 }
 
 export type LogsService = ReturnType<typeof createLogsService>;

@@ -1,4 +1,4 @@
-import type { Actor } from '@repo/auth';
+import { alongside, type Actor, type Caller } from '@repo/auth';
 import { withTransaction } from '@repo/db';
 import { AppError, pageMeta, pageOffset } from '@repo/http';
 import type { DbTx } from '../../db/index.js';
@@ -17,10 +17,18 @@ export function createProjectAccess(deps: { db: DbTx }) {
       return found;
     },
     /** Cheaper than `member` when the project row itself is not needed. */
-    async assertMember(actor: Actor, projectId: number) {
-      const role = await repo.findMembership(deps.db, projectId, actor.userId);
+    async assertMember(caller: Caller, projectId: number) {
+      const role = await repo.findMembership(deps.db, projectId, caller.userId);
       if (!role) throw AppError.notFound('Project');
       return role;
+    },
+    /**
+     * The reads of a project's page, run while membership is checked (a round trip fewer): their
+     * answer once the caller is found a member, 404 otherwise, whatever they found. `read` must
+     * only read.
+     */
+    whileMember<T>(caller: Caller, projectId: number, read: () => Promise<T>): Promise<T> {
+      return alongside(this.assertMember(caller, projectId), read);
     },
     async owner(actor: Actor, projectId: number) {
       const found = await repo.findForMember(deps.db, projectId, actor.userId);

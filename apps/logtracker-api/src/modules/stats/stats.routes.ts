@@ -1,5 +1,5 @@
+import { whileAuthenticated } from '@repo/auth';
 import type { FastifyPluginAsyncZod } from '@repo/http';
-import { requireActor } from '@repo/auth';
 import { errorResponses } from '@repo/schemas';
 import { ProjectScopedParams } from '../projects/index.js';
 import type { StatsService } from './stats.service.js';
@@ -11,6 +11,8 @@ export function statsRoutes(deps: { stats: StatsService }): FastifyPluginAsyncZo
       '/projects/:project_id/stats',
       {
         onRequest: app.auth.authenticate,
+        // Reads only: the session is checked alongside them (whileAuthenticated).
+        config: { auth: { checkAlongside: true } },
         schema: {
           operationId: 'projectStats',
           tags: ['stats'],
@@ -29,7 +31,7 @@ export function statsRoutes(deps: { stats: StatsService }): FastifyPluginAsyncZo
         },
       },
       async (request) => ({
-        data: await deps.stats.forProject(requireActor(request), request.params.project_id, request.query),
+        data: await whileAuthenticated(request, (caller) => deps.stats.forProject(caller, request.params.project_id, request.query)),
       }),
     );
   };
