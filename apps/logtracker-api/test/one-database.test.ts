@@ -98,6 +98,7 @@ describe('a database migrated before the log tracker had a schema of its own', (
     expect(functions.map((f) => f.proname)).toEqual([
       'log_for_member',
       'log_hour_key',
+      'log_partition_ids_refresh',
       'log_search_keys',
       'log_search_query_keys',
       'log_search_rare_query_keys',

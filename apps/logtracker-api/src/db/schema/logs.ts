@@ -133,3 +133,16 @@ export const logSearchCommonKeys = logtrackerSchema.table(
   },
   (t) => [primaryKey({ columns: [t.projectId, t.key] })],
 );
+
+/**
+ * The ids each daily partition of logs holds, from the least to the greatest (`maxId` null: the
+ * newest days, still receiving logs, open above), as the maintenance pass last read them
+ * (log_partition_ids_refresh). A log looked up by id (log_for_member) is probed first in the
+ * partitions whose range holds its id, and in every partition only when none has it: a hint, which
+ * a stale range (a late log of an old day, a partition emptied since) only makes slower.
+ */
+export const logPartitionIds = logtrackerSchema.table('log_partition_ids', {
+  day: timestamp('day', { withTimezone: true }).primaryKey(),
+  minId: bigint('min_id', { mode: 'number' }).notNull(),
+  maxId: bigint('max_id', { mode: 'number' }),
+});

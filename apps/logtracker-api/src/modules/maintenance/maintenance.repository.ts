@@ -244,3 +244,12 @@ export async function refreshCommonSearchKeys(db: DbTx, since: Date, sampleRows:
   );
   return Number(row?.kept ?? 0);
 }
+
+/**
+ * Replaces the ranges of ids each daily partition holds (log_partition_ids_refresh, migration
+ * 0021), which a log looked up by id is first probed by. Answers the partitions with a range.
+ */
+export async function refreshLogPartitionIds(db: DbTx): Promise<number> {
+  const [row] = await queryRows<{ kept: number | string }>(db, sql`select log_partition_ids_refresh() as kept`);
+  return Number(row?.kept ?? 0);
+}

@@ -59,9 +59,13 @@ export function createMaintenanceService(deps: { db: DbTx; logger: MaintenanceLo
   return {
     ensurePartitions,
     mergeFreshRollups,
-    /** One pass: partitions ahead, then the expired rollup rows deleted and the fresh ones merged. */
+    /**
+     * One pass: partitions ahead, the ranges of ids each partition holds read anew (looking a log
+     * up by id), then the expired rollup rows deleted and the fresh ones merged.
+     */
     async run(): Promise<MaintenanceResult> {
       const partitionsCreated = await ensurePartitions();
+      await repo.refreshLogPartitionIds(db);
       await deleteExpiredRollups();
       const rollupRowsCompacted = await mergeFreshRollups();
       const result = { partitionsCreated, rollupRowsCompacted };
