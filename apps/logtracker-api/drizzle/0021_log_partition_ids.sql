@@ -44,32 +44,37 @@ END
 $$;
 --> statement-breakpoint
 -- A log by id for a member of its project: first in the days whose ids hold it (log_partition_ids),
--- newest first, each probe bounded to its day so that it reads that partition alone; then, when
--- none has it (a late log of an old day stored since the ranges were read, a log of the default
--- partition, an id no log has), in every partition, as before. PL/pgSQL keeps each statement's
--- plan for the session; with plan_cache_mode back to auto for the call, the plans are generic
--- after a few runs, the same for every id, and the bounded probe prunes at its start.
+-- newest first, each probe bounded to its day so that it reads that partition alone, when at most
+-- three days do (logs stored as they happen: today's, and a late one's day); then, when none had
+-- it (a late log of an old day stored since the ranges were read, a log of the default partition,
+-- an id no log has) or when more days hold the id (history back-filled in any order of time), in
+-- every partition, as before. PL/pgSQL keeps each statement's plan for the session; with
+-- plan_cache_mode back to auto for the call, the plans are generic after a few runs, the same for
+-- every id, and the bounded probe prunes at its start.
 CREATE OR REPLACE FUNCTION "logtracker"."log_for_member"(log_id bigint, member_id integer) RETURNS SETOF "logtracker"."logs"
 LANGUAGE plpgsql STABLE
 SET plan_cache_mode = 'auto'
 AS $$
 DECLARE
+  days timestamptz[];
   day_start timestamptz;
 BEGIN
-  FOR day_start IN
-    SELECT r.day FROM log_partition_ids r
-     WHERE r.min_id <= log_id AND (r.max_id IS NULL OR log_id <= r.max_id)
-     ORDER BY r.day DESC
-  LOOP
-    RETURN QUERY
-      SELECT l.* FROM logs l
-       WHERE l.id = log_id AND l."timestamp" >= day_start AND l."timestamp" < day_start + interval '24 hours'
-         AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = l.project_id AND m.user_id = member_id)
-       LIMIT 1;
-    IF FOUND THEN
-      RETURN;
-    END IF;
-  END LOOP;
+  SELECT array_agg(r.day ORDER BY r.day DESC) INTO days
+    FROM (SELECT day FROM log_partition_ids
+           WHERE min_id <= log_id AND (max_id IS NULL OR log_id <= max_id)
+           ORDER BY day DESC LIMIT 4) r;
+  IF cardinality(days) <= 3 THEN
+    FOREACH day_start IN ARRAY days LOOP
+      RETURN QUERY
+        SELECT l.* FROM logs l
+         WHERE l.id = log_id AND l."timestamp" >= day_start AND l."timestamp" < day_start + interval '24 hours'
+           AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = l.project_id AND m.user_id = member_id)
+         LIMIT 1;
+      IF FOUND THEN
+        RETURN;
+      END IF;
+    END LOOP;
+  END IF;
   RETURN QUERY
     SELECT l.* FROM logs l
      WHERE l.id = log_id

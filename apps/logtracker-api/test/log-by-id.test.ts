@@ -81,6 +81,19 @@ describe('a log by id, through the ranges of ids of the daily partitions', () =>
     expect(await message(log.id)).toBe('members only');
   });
 
+  it('finds a log of history stored in any order of time, whose id many days hold, in every partition', async () => {
+    const days = [12, 11, 9, 7];
+    const first = await createLogs(t, projectId, days.map((d) => ({ message: `first of ${d} days ago`, timestamp: noon(d) })));
+    const second = await createLogs(t, projectId, days.map((d) => ({ message: `second of ${d} days ago`, timestamp: noon(d) })));
+    await refreshLogPartitionIds(t.database.db);
+    const wanted = first.at(-1);
+    if (!wanted || second.length !== 4) throw new Error('no logs');
+    const holding = (await ranges()).filter((r) => r.min <= wanted.id && (r.max === null || wanted.id <= r.max));
+    expect(holding.length).toBeGreaterThan(3);
+    expect(await message(wanted.id)).toBe('first of 7 days ago');
+    for (const log of [...first, ...second]) expect(await message(log.id)).toBe(log.message);
+  });
+
   it('keeps no range for an emptied partition', async () => {
     const otherProject = (await createProject(t, owner)).id;
     const [gone] = await createLogs(t, otherProject, [{ message: 'soon deleted', timestamp: noon(8) }]);
