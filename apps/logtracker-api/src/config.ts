@@ -30,7 +30,6 @@ const schema = z.object({
   RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(0).max(7 * 24 * 60).optional(),
   RETENTION_BATCH_SIZE: env.positiveInt(5000),
   RETENTION_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(50),
-  RETENTION_REST_RATIO: z.coerce.number().min(0).max(100).default(1),
   TAIL_HEARTBEAT_MS: env.positiveInt(30_000),
   TAIL_SESSION_CHECK_MS: env.positiveInt(60_000),
   TAIL_MAX_BUFFERED_BYTES: env.positiveInt(4 * 1024 * 1024),
@@ -69,10 +68,9 @@ export interface Config extends CommonConfig {
   ai: { url?: string; apiKey?: string; model: string; timeoutMs: number };
   /**
    * Deleting expired logs: every `intervalMinutes` in the app (0: never, and by default in tests,
-   * whose fixed-date logs it would delete), `batchSize` rows per statement, `pauseMs` between them
-   * at least, and after a batch `restRatio` times as long as it took when that is longer.
+   * whose fixed-date logs it would delete), `batchSize` rows per statement, `pauseMs` between them.
    */
-  retention: { intervalMinutes: number; batchSize: number; pauseMs: number; restRatio: number };
+  retention: { intervalMinutes: number; batchSize: number; pauseMs: number };
   /** The live tail: ping interval, session re-check interval, and the send buffer a client may fall behind by. */
   tail: { heartbeatMs: number; sessionCheckMs: number; maxBufferedBytes: number };
 }
@@ -105,7 +103,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       intervalMinutes: parsed.RETENTION_INTERVAL_MINUTES ?? (parsed.NODE_ENV === 'test' ? 0 : 60),
       batchSize: parsed.RETENTION_BATCH_SIZE,
       pauseMs: parsed.RETENTION_PAUSE_MS,
-      restRatio: parsed.RETENTION_REST_RATIO,
     },
     tail: {
       heartbeatMs: parsed.TAIL_HEARTBEAT_MS,

@@ -181,36 +181,6 @@ describe('retention job', () => {
     expect(lines.map((l) => l.msg)).toEqual(['retention run finished']);
   });
 
-  it('rests after each batch as long as the batch took, times the rest ratio, or the pause when longer', async () => {
-    const id = await projectWithRetention(1);
-    await logsAged(id, Array.from({ length: 100 }, (_, i) => 2 * DAY + i));
-    // A log still kept in the same day: the expired ones go in batches, not with their partition.
-    const keeper = await projectWithRetention(30);
-    await logsAged(keeper, [2 * DAY]);
-    // Each batch "takes" 20 ms on this clock, read once before and once after it.
-    let tick = 0;
-    const clock = () => (tick += 20);
-    const pauses: number[] = [];
-    const { lines, logger } = captureLogger();
-    const retention = createRetentionJob({
-      db: t.database.db,
-      logger,
-      batchSize: 30,
-      pauseMs: 5,
-      restRatio: 2,
-      clock,
-      sleep: async (ms) => {
-        pauses.push(ms);
-      },
-    });
-    const result = await retention.runOnce();
-    expect(result.deleted).toBe(100);
-    expect(pauses.length).toBeGreaterThanOrEqual(3);
-    expect(new Set(pauses)).toEqual(new Set([40]));
-    expect(await messagesOf(id)).toEqual([]);
-    expect(lines.at(-1)?.msg).toBe('retention run finished');
-  });
-
   it('lets ingestion through between its batches', async () => {
     const id = await projectWithRetention(1);
     await logsAged(id, Array.from({ length: 400 }, (_, i) => 2 * DAY + i));
@@ -429,7 +399,7 @@ describe('retention configuration', () => {
   const base = { NODE_ENV: 'development', DATA_DIR: 'memory://' };
 
   it('runs hourly in 5000-row batches by default, and not at all in tests unless asked', () => {
-    expect(loadConfig(base).retention).toEqual({ intervalMinutes: 60, batchSize: 5000, pauseMs: 50, restRatio: 1 });
+    expect(loadConfig(base).retention).toEqual({ intervalMinutes: 60, batchSize: 5000, pauseMs: 50 });
     expect(loadConfig({ ...base, NODE_ENV: 'test' }).retention.intervalMinutes).toBe(0);
     expect(loadConfig({ ...base, NODE_ENV: 'test', RETENTION_INTERVAL_MINUTES: '5' }).retention.intervalMinutes).toBe(5);
   });

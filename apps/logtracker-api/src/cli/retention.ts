@@ -37,7 +37,6 @@ export async function main(env: Record<string, string | undefined> = process.env
         logger: stderrLogger(config.logLevel),
         batchSize: config.retention.batchSize,
         pauseMs: config.retention.pauseMs,
-        restRatio: config.retention.restRatio,
         exclusive: database.exclusive,
       });
       const result = await job.runOnce();

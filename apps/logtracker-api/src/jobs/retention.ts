@@ -24,12 +24,8 @@ export function createRetentionJob(deps: {
   batchSize: number;
   /** Pause between two batches; 0 still yields to the event loop. */
   pauseMs: number;
-  /** The pause after a batch as a multiple of the batch's own time, when longer (RetentionService). */
-  restRatio?: number;
-  /** The clocks and the pause, so that tests can move time and see what a run waits. */
+  /** The clock, so that tests can move time. */
   now?: () => Date;
-  clock?: () => number;
-  sleep?: (ms: number) => Promise<void>;
   /** Keeps runs of several instances from overlapping (the database's `exclusive`); none on one process. */
   exclusive?: Exclusive;
   /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */
@@ -108,14 +104,13 @@ export type RetentionJob = ReturnType<typeof createRetentionJob>;
  * CronJob runs the CLI instead (several instances, or a PGlite data directory the CLI cannot share).
  */
 export function registerRetention(app: FastifyInstance, deps: { config: Readonly<Config>; db: DbTx; exclusive?: Exclusive }) {
-  const { intervalMinutes, batchSize, pauseMs, restRatio } = deps.config.retention;
+  const { intervalMinutes, batchSize, pauseMs } = deps.config.retention;
   if (intervalMinutes === 0) return;
   const job = createRetentionJob({
     db: deps.db,
     logger: app.log.child({ job: 'retention' }),
     batchSize,
     pauseMs,
-    restRatio,
     exclusive: deps.exclusive,
     metrics: app.metrics,
   });

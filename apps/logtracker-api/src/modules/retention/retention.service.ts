@@ -73,30 +73,15 @@ export function createRetentionService(deps: {
   batchSize: number;
   /** Pause between two batches; 0 still yields to the event loop. */
   pauseMs: number;
-  /**
-   * The pause after a batch as a multiple of the time the batch took, when that is longer than
-   * `pauseMs` (none when 0): at 1, a run takes at most half of the time of the database connection
-   * it uses, leaving the cores it would take to ingestion.
-   */
-  restRatio?: number;
   /** The clock, so that tests can move time. */
   now?: () => Date;
-  /** A monotonic clock in milliseconds and the pause, so that tests can see what a run waits. */
-  clock?: () => number;
-  sleep?: (ms: number) => Promise<void>;
 }) {
   const { db, logger, batchSize, pauseMs } = deps;
-  const restRatio = deps.restRatio ?? 0;
   const now = deps.now ?? (() => new Date());
-  const clock = deps.clock ?? (() => performance.now());
 
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
-  /** The pause after a batch that took `tookMs`. */
-  const pause = (tookMs: number) => {
-    const ms = Math.max(pauseMs, Math.round(restRatio * tookMs));
-    return ms > 0 ? sleep(ms) : yieldNow();
-  };
+  const pause = () => (pauseMs > 0 ? sleep(pauseMs) : yieldNow());
 
   /**
    * Runs `statement` in a transaction that waits at most `timeoutMs` for its locks, again after a
@@ -209,15 +194,12 @@ export function createRetentionService(deps: {
         if (signal.aborted) break;
         examined += 1;
         let forProject = 0;
-        let tookMs: number;
         for (;;) {
-          const began = clock();
           const batch = await repo.deleteExpiredBatch(db, project.id, project.cutoff, batchSize);
-          tookMs = clock() - began;
           batches += 1;
           forProject += batch.deleted;
           if (!batch.more || signal.aborted) break;
-          await pause(tookMs);
+          await pause();
         }
         // The pattern tags of expired logs go with them, whichever way the logs went.
         await deleteExpiredTags(db, project.id, project.cutoff);
@@ -227,7 +209,7 @@ export function createRetentionService(deps: {
         deleted += forProject;
         // Between projects too: after a delete, the pause; after a mere look, a yield, so that many
         // projects with nothing to delete neither add up to a stall nor make the run crawl.
-        await (forProject > 0 ? pause(tookMs) : yieldNow());
+        await (forProject > 0 ? pause() : yieldNow());
       }
       const result = {
         deleted,
