@@ -65,7 +65,7 @@ async function buildAuthApp(store: SessionStore, secret = SECRET): Promise<AppIn
   // Reads while the session is checked (config.auth.checkAlongside); `?missing` reads as not found.
   app.get<{ Querystring: { missing?: string } }>('/alongside', { onRequest: app.auth.authenticate, config: { auth: { checkAlongside: true } } }, async (request) =>
     whileAuthenticated(request, async (caller) => {
-      reads.push({ userId: caller.userId, resolved: store.resolveCalls, actorSet: request.actor !== null });
+      reads.push({ userId: caller.userId, actorSet: request.actor !== null });
       if (request.query.missing !== undefined) throw AppError.notFound('Thing');
       return { data: caller };
     }),
@@ -111,7 +111,7 @@ function withClaims(token: string, claims: Record<string, unknown>): string {
 let store: MemorySessionStore;
 let app: AppInstance;
 /** What the reads of /alongside saw when they ran. */
-const reads: { userId: number; resolved: number; actorSet: boolean }[] = [];
+const reads: { userId: number; actorSet: boolean }[] = [];
 
 beforeAll(async () => {
   store = new MemorySessionStore();
