@@ -111,7 +111,8 @@ const checksUnderWay = new WeakMap<FastifyRequest, { caller: Caller; check: Prom
  * `work` reads, but never answers, before its caller is known to be allowed. `work` must only read.
  */
 export async function alongside<T>(check: Promise<unknown>, work: () => Promise<T>): Promise<T> {
-  const running = work();
+  // A `work` that throws before its first await fails as a rejection, judged after the check too.
+  const running = Promise.resolve().then(work);
   // Judged after the check: a rejection meanwhile must not go unhandled.
   running.catch(() => undefined);
   await check;

@@ -1,7 +1,7 @@
 import { createServer, registerFoundation, type AppInstance } from '@repo/http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AppError } from '@repo/http';
-import { authPlugin, generateSessionId, MAX_TOKEN_LENGTH, requireActor, whileAuthenticated, type SessionStore } from '../src/index.js';
+import { alongside, authPlugin, generateSessionId, MAX_TOKEN_LENGTH, requireActor, whileAuthenticated, type SessionStore } from '../src/index.js';
 
 /** A test peer of the apps' sessions table: sessions in a Map, roles per user. */
 class MemorySessionStore implements SessionStore {
@@ -485,6 +485,17 @@ describe('the session checked alongside a read (config.auth.checkAlongside)', ()
     const res = await app.inject({ method: 'GET', url: '/alongside', headers: bearer('garbage') });
     expect(res.statusCode).toBe(401);
     expect(reads).toHaveLength(0);
+  });
+
+  it('lets a failed check win over a read that threw before its first await, and the read’s error stand after a passed one', async () => {
+    const refused = new AppError('unauthenticated', 'ended');
+    const thrown = AppError.notFound('Thing');
+    const throwsAtOnce = (): Promise<never> => {
+      throw thrown;
+    };
+    await expect(alongside(Promise.reject(refused), throwsAtOnce)).rejects.toBe(refused);
+    await expect(alongside(Promise.resolve(), throwsAtOnce)).rejects.toBe(thrown);
+    await expect(alongside(Promise.resolve(), async () => 'read')).resolves.toBe('read');
   });
 
   it('fails closed for a handler that reads the actor rather than going through whileAuthenticated', async () => {

@@ -10,6 +10,11 @@ import type { CreateProjectBody, UpdateProjectBody } from './projects.schemas.js
  * owner's action gets 403.
  */
 export function createProjectAccess(deps: { db: DbTx }) {
+  async function assertMember(caller: Caller, projectId: number) {
+    const role = await repo.findMembership(deps.db, projectId, caller.userId);
+    if (!role) throw AppError.notFound('Project');
+    return role;
+  }
   return {
     async member(actor: Actor, projectId: number) {
       const found = await repo.findForMember(deps.db, projectId, actor.userId);
@@ -17,18 +22,14 @@ export function createProjectAccess(deps: { db: DbTx }) {
       return found;
     },
     /** Cheaper than `member` when the project row itself is not needed. */
-    async assertMember(caller: Caller, projectId: number) {
-      const role = await repo.findMembership(deps.db, projectId, caller.userId);
-      if (!role) throw AppError.notFound('Project');
-      return role;
-    },
+    assertMember,
     /**
      * The reads of a project's page, run while membership is checked (a round trip fewer): their
      * answer once the caller is found a member, 404 otherwise, whatever they found. `read` must
      * only read.
      */
     whileMember<T>(caller: Caller, projectId: number, read: () => Promise<T>): Promise<T> {
-      return alongside(this.assertMember(caller, projectId), read);
+      return alongside(assertMember(caller, projectId), read);
     },
     async owner(actor: Actor, projectId: number) {
       const found = await repo.findForMember(deps.db, projectId, actor.userId);
