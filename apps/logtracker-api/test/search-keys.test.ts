@@ -277,4 +277,42 @@ describe('the keys of the hours a search is bounded to', () => {
     );
     expect([...first.rows, ...next.rows].map((r) => Number(r.id))).toEqual(all);
   });
+
+  it('answers the rows of a page of a few hours whole, as the page read by its keys has them', async () => {
+    // The matches of a few hours are gathered whole and the page kept from them; without the hours'
+    // keys, the page's rows are read again by their key: the same logs, field for field (the
+    // cursor's time to the microsecond, the context, the times as dates).
+    const owner = await createUser(t);
+    const project = (await createProject(t, owner)).id;
+    const now = Date.now();
+    await createLogs(
+      t,
+      project,
+      Array.from({ length: 12 }, (_, i) => ({
+        message: `lock wait timeout on table orders_${i}`,
+        level: i % 3 === 0 ? ('error' as const) : ('warning' as const),
+        source: `db-${i % 2}`,
+        context: i % 2 ? { attempt: i, tables: ['orders', `orders_${i}`] } : undefined,
+        timestamp: new Date(now - i * 7 * 60_000),
+      })),
+    );
+    const [row] = await queryRows<{ latest: string | Date }>(
+      t.database.db,
+      sql`select max(bucket) as latest from log_level_counts where project_id = ${project} and grain = 'hour'`,
+    );
+    const filters = { search: 'wait timeout', from: new Date(now - 2 * HOUR), latest: new Date(row!.latest) };
+    expect(searchHours(filters)?.length).toBeGreaterThan(0);
+    const whole = await indexedPage(t.database.db, project, filters, 5, 0);
+    const byKey = await indexedPage(t.database.db, project, filters, 5, 0, { hourKeys: false });
+    expect(whole.rows).toHaveLength(5);
+    expect(whole.rows).toEqual(byKey.rows);
+    expect(whole.matched).toBe(12);
+    expect(byKey.matched).toBe(12);
+    expect(whole.rows[1]!.context).toEqual({ attempt: 1, tables: ['orders', 'orders_1'] });
+    expect(whole.rows[0]!.cursorTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const next = await indexedPage(t.database.db, project, { ...filters, after: { timestamp: whole.rows[4]!.cursorTime, id: whole.rows[4]!.id } }, 5, 0);
+    const nextByKey = await indexedPage(t.database.db, project, { ...filters, after: { timestamp: whole.rows[4]!.cursorTime, id: whole.rows[4]!.id } }, 5, 0, { hourKeys: false });
+    expect(next.rows).toEqual(nextByKey.rows);
+    expect(next.rows.map((r) => r.message)).toEqual([5, 6, 7, 8, 9].map((i) => `lock wait timeout on table orders_${i}`));
+  });
 });

@@ -1,16 +1,17 @@
 import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, type SQLWrapper } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
-import { cursorTime, dayBounds, hasSearchKeys, HOUR_MS, listed, plannedGenerically, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
+import { cursorTime, dayBounds, hasSearchKeys, HOUR_MS, listed, microseconds, plannedGenerically, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
 /**
  * Every match through the project's trigram keys (LogFilters.indexed), counted, and the page of
  * them asked for. The matches are gathered as their keys only (time and id), so counting them and
  * keeping the newest sorts narrow rows; the page's rows are then read whole by their key, in the
- * same statement (a round trip fewer). The count runs before the cursor and the offset, so
- * `matched` is the size of the whole filtered list.
+ * same statement (a round trip fewer). The matches of a few hours or of a slice are few enough to
+ * gather whole, and the page is kept from them. The count runs before the cursor and the offset,
+ * so `matched` is the size of the whole filtered list.
  * Index scans (which would read the project in order) and sequential scans are turned off for
  * the gathering, leaving bitmap scans of the keys, and-ed with the b-trees where the planner finds
  * that cheaper. A list bounded in time is planned for its values: its partitions are pruned as it
@@ -38,21 +39,36 @@ export async function indexedPage(
   const hours = keyed && hourKeys ? searchHours(bounded) : undefined;
   const hoursEnd = hours && hours[hours.length - 1]!.getTime() + HOUR_MS;
   const filters = hoursEnd ? { ...bounded, hours, slice: false, before: new Date(Math.min(bounded.before?.getTime() ?? Infinity, hoursEnd)) } : bounded;
-  const matching = db
-    .$with('matching')
-    .as(
-      db
-        .select({ timestamp: logs.timestamp, id: logs.id })
-        .from(logs)
-        .where(where(projectId, { ...filters, after: undefined, indexed: keyed })),
-    );
+  const condition = where(projectId, { ...filters, after: undefined, indexed: keyed });
+  const matching = db.$with('matching').as(db.select({ timestamp: logs.timestamp, id: logs.id }).from(logs).where(condition));
   const after = filters.after;
+  const afterCursor = (m: { timestamp: SQLWrapper; id: SQLWrapper }) =>
+    after ? sql`(${m.timestamp}, ${m.id}) < (${cursorTime(after)}, ${after.id}::bigint)` : undefined;
+  // The matches of a few hours or of a slice are few (a few hundred): gathered whole, the page is
+  // kept from the rows the search read already, where reading it again by its key cost a third of
+  // the statement's buffers (200 of 586 for the last hour of a word in 0.12 % of 4 million logs).
+  const few = filters.slice || hours !== undefined;
+  const fewRows = db.$with('matching').as(db.select(getTableColumns(logs)).from(logs).where(condition));
+  const whole = (tx: DbTx) =>
+    tx
+      .with(fewRows)
+      .select({
+        ...fewRows._.selectedFields,
+        cursorTime: microseconds(fewRows.timestamp).as('cursor_time'),
+        matched: sql<number>`(select count(*) from ${fewRows})`.mapWith(Number).as('matched'),
+      })
+      .from(fewRows)
+      .where(afterCursor(fewRows))
+      .orderBy(sql`${fewRows.timestamp} desc nulls last`, sql`${fewRows.id} desc nulls last`)
+      .limit(limit)
+      .offset(offset);
   const keys = (tx: DbTx) => {
+    if (few) return whole(tx);
     const page = tx
       .with(matching)
       .select({ timestamp: matching.timestamp, id: matching.id, matched: sql<number>`(select count(*) from ${matching})`.as('matched') })
       .from(matching)
-      .where(after ? sql`(${matching.timestamp}, ${matching.id}) < (${cursorTime(after)}, ${after.id}::bigint)` : undefined)
+      .where(afterCursor(matching))
       .orderBy(sql`${matching.timestamp} desc nulls last`, sql`${matching.id} desc nulls last`)
       .limit(limit)
       .offset(offset)
