@@ -16,6 +16,10 @@
 //   is every read in turn from GROWTH_MIXED_CONNECTIONS clients for GROWTH_MIXED_SECONDS.
 // - Targets: every read's p95 ≤ 20 ms at the final size and ≤ 1.5× its value at 250 000; the mixed
 //   throughput at the final size ≥ 0.8× that at 250 000.
+// - On PostgreSQL, a bare Fastify + postgres.js endpoint (scripts/bare-reads.mjs) reads a log of the
+//   project by its id in the same turns, one request a turn: not judged, the machine's own drift from
+//   one size to the next (a read of a few milliseconds whose p95 moves with it moves with the machine,
+//   not with the project).
 import { positiveInt } from '../../../scripts/bench-lib.mjs';
 import { RARE_TEMPLATE, SOURCES, TEMPLATES, WORDS, seededRandom } from './dataset.mjs';
 
@@ -146,16 +150,21 @@ async function mixed(base, token, all, seconds) {
  * of the partition just grown, a checkpoint) falls on every read alike, where reading each 100 times
  * in a row put it all on one read's p95 (stats 24h measured 6.5 / 9.0 / 2.5 / 10.6 ms across sizes).
  */
-async function measureAt(base, token, projectId) {
+async function measureAt(base, token, projectId, bare) {
   const paths = await readPaths(base, token, projectId);
   await mixed(base, token, Object.values(paths), WARM_SECONDS);
-  const entries = Object.entries(paths);
-  for (let i = 0; i < WARMUP; i++) for (const [, path] of entries) await get(base, path(), token);
+  const timed = Object.entries(paths).map(([name, path]) => [name, path, base]);
+  if (bare) {
+    const one = paths['one log'];
+    timed.push([BARE_READ, () => one(), bare]);
+  }
+  const entries = timed;
+  for (let i = 0; i < WARMUP; i++) for (const [, path, at] of entries) await get(at, path(), token);
   const times = Object.fromEntries(entries.map(([name]) => [name, []]));
   const bodies = {};
   for (let i = 0; i < SAMPLES; i++) {
-    for (const [name, path] of entries) {
-      const r = await get(base, path(), token);
+    for (const [name, path, at] of entries) {
+      const r = await get(at, path(), token);
       times[name].push(r.elapsed);
       bodies[name] = r.body;
     }
@@ -168,11 +177,14 @@ async function measureAt(base, token, projectId) {
   return { reads, mixed: await mixed(base, token, Object.values(paths), MIXED_SECONDS) };
 }
 
+/** The bare endpoint's read in the turns (measureAt): a log by its id, as the app's `one log`. */
+const BARE_READ = 'the bare endpoint, one log (reference)';
+
 /**
  * Grows a project of its own to BENCH_GROWTH_LOGS, measuring at each size; pushes one row per read
  * (p95 at each size, growth, verdict), the mixed load's and the ingest rate's.
  */
-export async function measureGrowth(rows, { base, token, sql, log, fmt, settle = async () => {} }) {
+export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, settle = async () => {} }) {
   const call = async (method, path, body) => {
     const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
@@ -192,7 +204,7 @@ export async function measureGrowth(rows, { base, token, sql, log, fmt, settle =
     // burst grew 11 s after its last batch; autovacuum), as it would between a burst and a search.
     await settle();
     log(`growth: ${fmt(rate)} logs/s; reads at ${fmt(size)} logs`);
-    const measured = await measureAt(base, token, projectId);
+    const measured = await measureAt(base, token, projectId, bare);
     at.push({ size, rate, ...measured });
     log(`growth at ${fmt(size)} (p50/p95 ms): ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p50.toFixed(1)}/${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms`);
   }
@@ -200,6 +212,15 @@ export async function measureGrowth(rows, { base, token, sql, log, fmt, settle =
   const sizes = at.map((a) => fmt(a.size)).join(' / ');
   for (const name of Object.keys(small.reads)) {
     const growth = big.reads[name].p95 / small.reads[name].p95;
+    if (name === BARE_READ) {
+      rows.push([
+        `growth, ${name}: p95 at ${sizes} logs`,
+        `${at.map((a) => a.reads[name].p95.toFixed(1)).join(' / ')} ms (p50 ${at.map((a) => a.reads[name].p50.toFixed(1)).join(' / ')}): ${growth.toFixed(2)}×`,
+        'the machine (informational)',
+        'info',
+      ]);
+      continue;
+    }
     const ok = big.reads[name].p95 <= TARGET.p95 && growth <= TARGET.growth;
     const total = big.reads[name].total === undefined ? '' : `; total at ${fmt(big.size)}: ${fmt(big.reads[name].total)}${big.reads[name].estimated ? ' (estimated)' : ''}`;
     rows.push([

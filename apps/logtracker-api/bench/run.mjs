@@ -1149,14 +1149,18 @@ async function main() {
     // minutes, and the rollups it appends are compacted as they would be (the others run without).
     const grower = await startService(appDir, { ...appEnv, MAINTENANCE_INTERVAL_SECONDS: '60' }, '/api/health');
     killOnCleanup('growth app', grower.pid);
+    // The bare endpoint's read of a log by its id in the same turns as the app's reads (growth.mjs).
+    const bare = onPostgres ? await startBareReads('logtracker', appEnv) : undefined;
+    if (bare) killOnCleanup('bare reads', bare.pid);
     try {
       const settle = async () => {
         if (!sql) return;
         await new Promise((r) => setTimeout(r, 12_000));
         await waitForQuiet(sql, 180_000, { autovacuum: true });
       };
-      await measureGrowth(rows, { base: grower.base, token, sql, log, fmt, settle });
+      await measureGrowth(rows, { base: grower.base, bare: bare?.base, token, sql, log, fmt, settle });
     } finally {
+      if (bare) await stopService('bare reads', bare);
       await stopService('growth app', grower);
     }
   }
