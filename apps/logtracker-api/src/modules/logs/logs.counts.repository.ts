@@ -18,7 +18,7 @@ export const EXACT_COUNT_LIMIT = 10_000;
 const EXACT_COUNT_MAX_COST = 2_500;
 
 /** Days of logs the daily rollups cover for certain: they are kept 62 days (maintenance), with a margin. */
-const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
+export const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
 
 /**
  * The exact size of a list filtered by level at most, summed from the daily rollups, which the

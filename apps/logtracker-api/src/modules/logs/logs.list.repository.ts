@@ -1,7 +1,8 @@
-import type { SQL } from 'drizzle-orm';
+import { queryRows } from '@repo/db';
+import { and, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logs, newestFirst } from '../../db/schema/index.js';
-import { countLogs, estimate, rangeCount, rollupCount } from './logs.counts.repository.js';
+import { logLevelCounts, logs, newestFirst, projects } from '../../db/schema/index.js';
+import { countLogs, estimate, rangeCount, ROLLUP_DAYS, rollupCount } from './logs.counts.repository.js';
 import { listed, microseconds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { rowsByKey } from './logs.indexed.repository.js';
 import { searchLogs } from './logs.search.repository.js';
@@ -17,7 +18,7 @@ export async function listLogs(dbs: { db: DbTx; plannedOnce: DbTx }, projectId: 
   if (!filters.search) {
     const [rows, total] = await Promise.all([
       // Without time bounds the plan is the same for any project and level: kept, not made anew.
-      newestPage({ page: filters.from || filters.to ? db : dbs.plannedOnce, rows: db }, projectId, listCondition(projectId, filters), limit, offset),
+      newestPage({ page: filters.from || filters.to ? db : dbs.plannedOnce, rows: db }, projectId, filters, limit, offset),
       rollupCount(dbs.plannedOnce, projectId, filters).then(async (exact) => {
         if (exact !== undefined) return { total: exact, estimated: false };
         const ranged = await rangeCount({ db, rollups: dbs.plannedOnce }, projectId, filters);
@@ -52,13 +53,68 @@ const KEYS_FIRST_OFFSET = 500;
  * values (`dbs.rows`): their times then leave the other days' partitions unplanned, where a generic
  * plan, which cannot prune by an array it does not know, probed every day's primary key for every
  * key (50 keys over 40 partitions: 0.95 ms, against 0.24 planned and run for their values).
+ * Where the daily rollups tell which days the page lies in (pageDays), the keys are read from those
+ * days alone, the newer days' logs skipped by their count.
  */
-async function newestPage(dbs: { page: DbTx; rows: DbTx }, projectId: number, condition: SQL | undefined, limit: number, offset: number): Promise<ListedLog[]> {
+async function newestPage(dbs: { page: DbTx; rows: DbTx }, projectId: number, filters: LogFilters, limit: number, offset: number): Promise<ListedLog[]> {
   const db = dbs.page;
+  const condition = listCondition(projectId, filters);
   if (offset < KEYS_FIRST_OFFSET) {
     return db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset);
   }
-  const page = db.select({ timestamp: logs.timestamp, id: logs.id }).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset).as('page');
+  const days = await pageDays(dbs.rows, projectId, filters, limit, offset);
+  // The days' bounds as parameters: the plan is the list's own (its indexes read in order), and the
+  // other days' partitions are pruned as it runs.
+  const within = days ? and(condition, gte(logs.timestamp, days.from), lt(logs.timestamp, days.before)) : condition;
+  const page = db
+    .select({ timestamp: logs.timestamp, id: logs.id })
+    .from(logs)
+    .where(within)
+    .orderBy(...newestFirst)
+    .limit(limit)
+    .offset(days ? offset - days.skipped : offset)
+    .as('page');
   const keys = await db.select({ cursorTime: microseconds(page.timestamp), id: page.id }).from(page);
   return rowsByKey(dbs.rows, projectId, keys);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The days holding the logs [offset, offset + limit) of a list filtered by level at most, and how
+ * many logs the newer days hold (`skipped`), from the daily rollups, which the log triggers keep
+ * exact per project, day and level (as rollupCount): a deep page then reads the partitions of
+ * those days alone. Reading the 10 000th log through every day's index in order merged the heads of
+ * 40 partitions for each log skipped (3.1 ms of execution, 203 buffers, where the one day that held
+ * them took 1.75 ms and 69). Undefined when the rollups cannot tell: other filters, a retention
+ * longer than they are kept, a page that ends past the last log they count.
+ */
+export async function pageDays(
+  db: DbTx,
+  projectId: number,
+  filters: LogFilters,
+  limit: number,
+  offset: number,
+): Promise<{ from: Date; before: Date; skipped: number } | undefined> {
+  if (filters.from || filters.to || filters.search || filters.patternId || filters.source || filters.after) return undefined;
+  const days = await queryRows<{ bucket: string | Date; n: number | string }>(
+    db,
+    sql`select c.bucket, sum(c.count) as n
+          from ${logLevelCounts} c join ${projects} p on p.id = c.project_id
+         where c.project_id = ${projectId} and c.grain = 'day' and p.retention_days <= ${ROLLUP_DAYS}
+               ${filters.level ? sql`and c.level = ${filters.level}` : sql``}
+         group by c.bucket
+         order by c.bucket desc`,
+  );
+  let newer = 0;
+  let first: { start: Date; newer: number } | undefined;
+  for (const day of days) {
+    const count = Number(day.n);
+    if (count <= 0) continue;
+    const start = new Date(day.bucket);
+    if (!first && newer + count > offset) first = { start, newer };
+    newer += count;
+    if (first && newer >= offset + limit) return { from: start, before: new Date(first.start.getTime() + DAY_MS), skipped: first.newer };
+  }
+  return undefined;
 }
