@@ -2,7 +2,7 @@ import { queryRows } from '@repo/db';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projects } from '../src/db/schema/index.js';
-import { pageDays } from '../src/modules/logs/logs.list.repository.js';
+import { pageDays } from '../src/modules/logs/logs.counts.repository.js';
 import { ensureDailyPartitions } from '../src/modules/maintenance/maintenance.repository.js';
 import { buildTestApp, createLogs, createProject, createUser, type LogBody, type TestApp, type TestUser } from './helpers.js';
 

@@ -18,7 +18,7 @@ export const EXACT_COUNT_LIMIT = 10_000;
 const EXACT_COUNT_MAX_COST = 2_500;
 
 /** Days of logs the daily rollups cover for certain: they are kept 62 days (maintenance), with a margin. */
-export const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
+const ROLLUP_DAYS = ROLLUP_KEEP_DAYS.day - 2;
 
 /**
  * The exact size of a list filtered by level at most, summed from the daily rollups, which the
@@ -37,6 +37,11 @@ export interface RollupDays {
   last: Date;
 }
 
+/** Whether the daily level rollups count the list `filters`: filtered by level at most. */
+function countedByRollups(filters: LogFilters): boolean {
+  return !(filters.from || filters.to || filters.search || filters.patternId || filters.source);
+}
+
 /**
  * rollupCount of the list `filters` (none: no count), and with `days` the first and last day the
  * project has logs in (null when the rollups cannot tell: a retention longer than they are kept,
@@ -50,7 +55,7 @@ export async function rollupSummary(
   filters: LogFilters | undefined,
   days: boolean,
 ): Promise<{ count?: number; days?: RollupDays | null; latest?: Date }> {
-  const counted = filters !== undefined && !(filters.from || filters.to || filters.search || filters.patternId || filters.source);
+  const counted = filters !== undefined && countedByRollups(filters);
   if (!counted && !days) return {};
   const covered = sql`p.retention_days <= ${ROLLUP_DAYS}`;
   const dayRows = sql`from ${logLevelCounts} c where c.project_id = p.id and c.grain = 'day' and ${covered}`;
@@ -76,6 +81,47 @@ export async function rollupSummary(
     days: row?.first && row.last ? { first: new Date(row.first), last: new Date(row.last) } : null,
     ...(row?.latest ? { latest: new Date(row.latest) } : {}),
   };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The days holding the logs [offset, offset + limit) of a list filtered by level at most, and how
+ * many logs the newer days hold (`skipped`), from the daily rollups, which the log triggers keep
+ * exact per project, day and level (as rollupCount): a deep page then reads the partitions of
+ * those days alone. Reading the 10 000th log through every day's index in order merged the heads of
+ * 40 partitions for each log skipped (3.1 ms of execution, 203 buffers, where the one day that held
+ * them took 1.75 ms and 69). Undefined when the rollups cannot tell: other filters, a retention
+ * longer than they are kept, a page that ends past the last log they count.
+ */
+export async function pageDays(
+  db: DbTx,
+  projectId: number,
+  filters: LogFilters,
+  limit: number,
+  offset: number,
+): Promise<{ from: Date; before: Date; skipped: number } | undefined> {
+  if (!countedByRollups(filters) || filters.after) return undefined;
+  const days = await queryRows<{ bucket: string | Date; n: number | string }>(
+    db,
+    sql`select c.bucket, sum(c.count) as n
+          from ${logLevelCounts} c join ${projects} p on p.id = c.project_id
+         where c.project_id = ${projectId} and c.grain = 'day' and p.retention_days <= ${ROLLUP_DAYS}
+               ${filters.level ? sql`and c.level = ${filters.level}` : sql``}
+         group by c.bucket
+         order by c.bucket desc`,
+  );
+  let newer = 0;
+  let first: { start: Date; newer: number } | undefined;
+  for (const day of days) {
+    const count = Number(day.n);
+    if (count <= 0) continue;
+    const start = new Date(day.bucket);
+    if (!first && newer + count > offset) first = { start, newer };
+    newer += count;
+    if (first && newer >= offset + limit) return { from: start, before: new Date(first.start.getTime() + DAY_MS), skipped: first.newer };
+  }
+  return undefined;
 }
 
 /**

@@ -1,8 +1,7 @@
-import { queryRows } from '@repo/db';
-import { and, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { and, gte, lt, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
-import { logLevelCounts, logs, newestFirst, projects } from '../../db/schema/index.js';
-import { countLogs, estimate, rangeCount, ROLLUP_DAYS, rollupCount } from './logs.counts.repository.js';
+import { logs, newestFirst } from '../../db/schema/index.js';
+import { countLogs, estimate, pageDays, rangeCount, rollupCount } from './logs.counts.repository.js';
 import { listed, microseconds, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { rowsByKey } from './logs.indexed.repository.js';
 import { searchLogs } from './logs.search.repository.js';
@@ -62,7 +61,8 @@ async function newestPage(dbs: { page: DbTx; rows: DbTx }, projectId: number, fi
   if (offset < KEYS_FIRST_OFFSET) {
     return db.select(listed).from(logs).where(condition).orderBy(...newestFirst).limit(limit).offset(offset);
   }
-  const days = await pageDays(dbs.rows, projectId, filters, limit, offset);
+  // Only for a list unbounded in time, whose reads keep their plans (`dbs.page`): the rollups' too.
+  const days = await pageDays(db, projectId, filters, limit, offset);
   // The days' bounds as parameters: the plan is the list's own (its indexes read in order), and the
   // other days' partitions are pruned as it runs.
   const within = days ? and(condition, gte(logs.timestamp, days.from), lt(logs.timestamp, days.before)) : condition;
@@ -76,45 +76,4 @@ async function newestPage(dbs: { page: DbTx; rows: DbTx }, projectId: number, fi
     .as('page');
   const keys = await db.select({ cursorTime: microseconds(page.timestamp), id: page.id }).from(page);
   return rowsByKey(dbs.rows, projectId, keys);
-}
-
-const DAY_MS = 86_400_000;
-
-/**
- * The days holding the logs [offset, offset + limit) of a list filtered by level at most, and how
- * many logs the newer days hold (`skipped`), from the daily rollups, which the log triggers keep
- * exact per project, day and level (as rollupCount): a deep page then reads the partitions of
- * those days alone. Reading the 10 000th log through every day's index in order merged the heads of
- * 40 partitions for each log skipped (3.1 ms of execution, 203 buffers, where the one day that held
- * them took 1.75 ms and 69). Undefined when the rollups cannot tell: other filters, a retention
- * longer than they are kept, a page that ends past the last log they count.
- */
-export async function pageDays(
-  db: DbTx,
-  projectId: number,
-  filters: LogFilters,
-  limit: number,
-  offset: number,
-): Promise<{ from: Date; before: Date; skipped: number } | undefined> {
-  if (filters.from || filters.to || filters.search || filters.patternId || filters.source || filters.after) return undefined;
-  const days = await queryRows<{ bucket: string | Date; n: number | string }>(
-    db,
-    sql`select c.bucket, sum(c.count) as n
-          from ${logLevelCounts} c join ${projects} p on p.id = c.project_id
-         where c.project_id = ${projectId} and c.grain = 'day' and p.retention_days <= ${ROLLUP_DAYS}
-               ${filters.level ? sql`and c.level = ${filters.level}` : sql``}
-         group by c.bucket
-         order by c.bucket desc`,
-  );
-  let newer = 0;
-  let first: { start: Date; newer: number } | undefined;
-  for (const day of days) {
-    const count = Number(day.n);
-    if (count <= 0) continue;
-    const start = new Date(day.bucket);
-    if (!first && newer + count > offset) first = { start, newer };
-    newer += count;
-    if (first && newer >= offset + limit) return { from: start, before: new Date(first.start.getTime() + DAY_MS), skipped: first.newer };
-  }
-  return undefined;
 }
