@@ -1,11 +1,13 @@
-import { ilike, sql, type SQL } from 'drizzle-orm';
+import { getTableColumns, ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, newestFirst } from '../../db/schema/index.js';
-import { likePattern, listed, type ListedLog } from './logs.filters.repository.js';
+import { likePattern, microseconds, type ListedLog } from './logs.filters.repository.js';
 
 // A search's read of the newest logs in index order (the walk), checking the text on each row:
 // the cheaper plan for a text common among them (logs.search.repository), and for the older logs
-// after a slice of the newest came short (logs.indexed.repository).
+// after a slice of the newest came short (logs.indexed.repository). A row's time for the cursor is
+// written out for the matches only: for every row read, it was a quarter of a walk (3.5 of 14 ms
+// over the 7 660 newest logs for a page of a word in 0.6 % of them).
 
 /**
  * A search reads the newest logs in index order when the planner expects at least this share of
@@ -39,9 +41,9 @@ export interface NewestRead {
  */
 export async function streamedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number): Promise<NewestRead> {
   const read = sql<number>`row_number() over (order by ${logs.timestamp} desc nulls last, ${logs.id} desc nulls last)`.as('read');
-  const newest = db.select({ ...listed, read }).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
+  const newest = db.select({ ...getTableColumns(logs), read }).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
   const found = await db
-    .select()
+    .select({ ...newest._.selectedFields, cursorTime: microseconds(newest.timestamp).as('cursor_time') })
     .from(newest)
     .where(ilike(newest.message, likePattern(search)))
     .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
@@ -58,9 +60,9 @@ export async function streamedPage(db: DbTx, others: SQL | undefined, search: st
  * their share.
  */
 export async function walkedPage(db: DbTx, others: SQL | undefined, search: string, walkRows: number, limit: number, offset: number) {
-  const newest = db.select(listed).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
+  const newest = db.select(getTableColumns(logs)).from(logs).where(others).orderBy(...newestFirst).limit(walkRows).as('newest');
   const found = await db
-    .select({ ...newest._.selectedFields, matched: sql<number>`count(*) over ()`.as('matched') })
+    .select({ ...newest._.selectedFields, cursorTime: microseconds(newest.timestamp).as('cursor_time'), matched: sql<number>`count(*) over ()`.as('matched') })
     .from(newest)
     .where(ilike(newest.message, likePattern(search)))
     .orderBy(sql`${newest.timestamp} desc nulls last`, sql`${newest.id} desc nulls last`)
