@@ -1,8 +1,9 @@
-// The reference the log tracker's batch ingest is measured against: the least a Node service can
-// do for the same request. Fastify, zod validation of the same shape as the app's (z.object,
-// z.enum), and postgres.js inserting each batch with one multi-row INSERT into bench_bare_logs, a
-// table with the columns and indexes of `logs` (created by the bench), not partitioned, without
-// triggers. Run as its own process by bench/run.mjs; reads DATABASE_URL, PORT and HOST.
+// The reference the log tracker's ingest is measured against: the least a Node service can do for
+// the same request. Fastify, zod validation of the same shape as the app's (z.object, z.enum), and
+// postgres.js inserting each batch with one multi-row INSERT, and each log posted alone with one
+// INSERT answering its id, into bench_bare_logs, a table with the columns and indexes of `logs`
+// (created by the bench), not partitioned, without triggers. Run as its own process by
+// bench/run.mjs; reads DATABASE_URL, PORT and HOST.
 import Fastify from 'fastify';
 import { z } from 'zod';
 import { postgres } from './dataset.mjs';
@@ -37,6 +38,24 @@ app.post('/projects/:projectId/logs/batch', async (request, reply) => {
   }));
   await sql`insert into bench_bare_logs ${sql(rows, 'project_id', 'level', 'message', 'context', 'source', 'timestamp', 'received_at')}`;
   return reply.status(201).send({ data: { accepted: rows.length } });
+});
+
+app.post('/projects/:projectId/logs', async (request, reply) => {
+  const parsed = Entry.safeParse(request.body);
+  if (!parsed.success) return reply.status(422).send({ message: 'invalid log', issues: parsed.error.issues.slice(0, 5) });
+  const entry = parsed.data;
+  const receivedAt = new Date();
+  const row = {
+    project_id: Number(request.params.projectId),
+    level: entry.level,
+    message: entry.message,
+    context: entry.context ?? null,
+    source: entry.source ?? null,
+    timestamp: entry.timestamp ? new Date(entry.timestamp) : receivedAt,
+    received_at: receivedAt,
+  };
+  const [stored] = await sql`insert into bench_bare_logs ${sql(row, 'project_id', 'level', 'message', 'context', 'source', 'timestamp', 'received_at')} returning id`;
+  return reply.status(201).send({ data: { id: Number(stored.id), ...entry } });
 });
 
 const close = async () => {

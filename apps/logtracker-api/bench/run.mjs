@@ -16,7 +16,9 @@
 //      default 15, split into BENCH_INGEST_ROUNDS alternated rounds, default 3, each after a 2 s
 //      warm-up): a bare Fastify + postgres.js endpoint (bench/bare-server.mjs) inserting into an
 //      identically indexed table, then the app with an ingest key; the CPU per batch of each
-//      and of the database is logged.
+//      and of the database is logged. Then single logs, one per request, from SINGLE_CONNECTIONS
+//      (20) clients, as many rounds of the same length: the bare endpoint inserting each alone,
+//      the app storing the requests queued for its writers together (createLogWrites).
 //   5b. idempotency: the same batch ingest without and with a fresh Idempotency-Key per request, in
 //      alternated rounds (BENCH_COMMON_SECONDS, BENCH_COMMON_ROUNDS): the key's cost, under 5 %.
 //   6. Memory: the app's RSS around three 5 MiB batches, after a first one.
@@ -67,6 +69,9 @@ const LOAD_CHUNK = 200_000;
 const LOAD_WORKERS = 2;
 const BATCH_ENTRIES = 1000;
 const CONNECTIONS = 10;
+// Single logs, one per request (an app logging as it goes), from this many clients at once: enough
+// for requests to queue for the instance's writers, which then store them together.
+const SINGLE_CONNECTIONS = 20;
 const WARMUP_SECONDS = 2;
 // Batch ingest: the bare endpoint and the app alternate, this many rounds each (see measureIngest).
 const INGEST_ROUNDS = positiveInt('BENCH_INGEST_ROUNDS', 3);
@@ -729,6 +734,31 @@ async function measureAnalyse(rows, { sql, base, token }) {
  * ratios from 0.65 to 1.08 for the same code. Each side's figure is its logs over its time in all
  * rounds; the ratio is theirs, beside each pair's.
  */
+/** Single logs posted by SINGLE_CONNECTIONS clients as fast as they are answered, for `seconds`: logs/s. */
+async function ingestSingles(name, url, headers, pid, seconds) {
+  const bodies = makeEntries(5000, { random: seededRandom(11), spreadMs: 1000 }).map((entry) => JSON.stringify(entry));
+  let next = 0;
+  const options = {
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    connections: SINGLE_CONNECTIONS,
+    requests: [{ setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }) }],
+  };
+  await load({ ...options, duration: WARMUP_SECONDS });
+  const [serviceBefore, databaseBefore] = [processCpuSeconds(pid), postgresCpuSeconds()];
+  const r = await load({ ...options, duration: seconds });
+  const perLogMs = (cpuSeconds) => ((cpuSeconds * 1000) / Math.max(1, r.requests.total)).toFixed(2);
+  const elapsed = r.duration || seconds;
+  const logsPerSecond = r['2xx'] / elapsed;
+  const failed = r.non2xx + r.errors + r.timeouts;
+  log(
+    `  ${name}: ${fmt(logsPerSecond)} logs/s, ${failed} failed, latency p50 ${r.latency.p50} / p99 ${r.latency.p99} ms; ` +
+      `CPU per log: service ${perLogMs(processCpuSeconds(pid) - serviceBefore)} ms, database ${perLogMs(postgresCpuSeconds() - databaseBefore)} ms`,
+  );
+  return { logsPerSecond, stored: r['2xx'], elapsed, failed };
+}
+
 async function measureIngest(rows, { sql, onPostgres, database, app, bigProject, ingestKey }) {
   const rounds = onPostgres ? INGEST_ROUNDS : 1;
   const seconds = Math.max(1, Math.round(SECONDS / rounds));
@@ -738,6 +768,8 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
   const appHeaders = { 'x-ingest-key': ingestKey };
   const appRounds = [];
   const bareRounds = [];
+  const appSingles = [];
+  const bareSingles = [];
   if (onPostgres) {
     await createBareTable(sql);
     const bareService = await startService(appDir, { DATABASE_URL: database.url, DATABASE_POOL_SIZE: '10' }, '/health', 'bench/bare-server.mjs');
@@ -748,6 +780,11 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
         bareRounds.push(await ingest('bare Fastify + postgres.js', `${bareService.base}/projects/${bigProject}/logs/batch`, {}, body, bareService.pid, { seconds }));
         await sql`checkpoint`;
         appRounds.push(await ingest('log tracker', appUrl, appHeaders, body, app.pid, { seconds }));
+      }
+      log(`single logs: one entry per request, ${SINGLE_CONNECTIONS} connections, ${rounds} round(s) of ${WARMUP_SECONDS} s warm-up + ${seconds} s each`);
+      for (let round = 0; round < rounds; round++) {
+        bareSingles.push(await ingestSingles('bare Fastify + postgres.js', `${bareService.base}/projects/${bigProject}/logs`, {}, bareService.pid, seconds));
+        appSingles.push(await ingestSingles('log tracker', `${app.base}/api/projects/${bigProject}/logs`, appHeaders, app.pid, seconds));
       }
     } finally {
       await stopService('bare', bareService);
@@ -784,6 +821,20 @@ async function measureIngest(rows, { sql, onPostgres, database, app, bigProject,
     ]);
   } else {
     rows.push(['batch ingest: log tracker / bare endpoint', 'n/a: the bare endpoint needs PostgreSQL', `≥ ${TARGETS.ratio * 100} %`, '—']);
+  }
+  if (appSingles.length > 0) {
+    const [app, bare] = [overall(appSingles), overall(bareSingles)];
+    const ratio = app.logsPerSecond / bare.logsPerSecond;
+    const pairs = appSingles.map((a, i) => `${((a.logsPerSecond / bareSingles[i].logsPerSecond) * 100).toFixed(0)}`).join(', ');
+    // Informational: the bare endpoint checks no key, no project and no alert, which a log posted
+    // alone pays for in full where a batch shares it.
+    rows.push([
+      `single logs, one per request, ${SINGLE_CONNECTIONS} clients: log tracker / bare endpoint (one INSERT each; informational)`,
+      `${fmt(app.logsPerSecond)} / ${fmt(bare.logsPerSecond)} logs/s = ${(ratio * 100).toFixed(1)} % (rounds: ${pairs} %), ` +
+        `${app.failed + bare.failed} non-2xx/errors`,
+      'the requests queued for a writer stored together',
+      'info',
+    ]);
   }
 }
 

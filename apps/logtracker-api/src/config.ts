@@ -41,7 +41,8 @@ export interface Config extends CommonConfig {
   /**
    * Batch limits, and `writers`: how many inserts of logs run at once per instance. More writers
    * contend on the same index pages (the trigram index's pending list, the newest page of the time
-   * index) and the database does more per log, not more logs.
+   * index) and the database does more per log, not more logs. Requests that wait for a writer are
+   * stored together, one statement per project (createLogWrites).
    */
   logs: { batchMaxEntries: number; batchMaxBytes: number; writers: number };
   /** Requests per minute per ingest key: pipelines ship in bursts, beyond a person's budget. */

@@ -1,7 +1,6 @@
 import { queryRows, withTransaction } from '@repo/db';
 import { Counter } from '@repo/http';
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
-import pLimit from 'p-limit';
 import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
@@ -13,6 +12,7 @@ import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js
 import { listCondition } from '../src/modules/logs/logs.list.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
+import { createLogWrites } from '../src/modules/logs/logs.writes.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -100,7 +100,8 @@ describe('logs of a project that is gone', () => {
     const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
     // Counters of their own (registered nowhere): the app's already hold these names.
     const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
-    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events, ingest, writes: pLimit(2) });
+    const writes = createLogWrites({ db: t.database.db, writers: 2 });
+    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events, ingest, writes });
     await t.database.db.execute(sql`delete from projects where id = ${project.id}`);
     const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
     await expect(service.createBatch(writer, project.id, { logs: [{ level: 'info', message: 'late' }] })).rejects.toMatchObject({
@@ -116,33 +117,28 @@ describe('inserts of logs', () => {
     const project = await createProject(t, owner);
     const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
     const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
-    // The gate as the app builds it, with one writer, counting the inserts under way.
-    const gate = pLimit(1);
-    let running = 0;
-    let most = 0;
-    let passed = 0;
-    const writes = <T>(insert: () => Promise<T>) =>
-      gate(async () => {
-        running += 1;
-        most = Math.max(most, running);
-        passed += 1;
-        try {
-          return await insert();
-        } finally {
-          running -= 1;
-        }
-      });
+    // The queue as the app builds it, with one writer, counting the statements that stored requests.
+    const statements: number[] = [];
+    const writes = createLogWrites({ db: t.database.db, writers: 1, onStatement: (requests) => statements.push(requests) });
     const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events: createLogEvents(), ingest, writes });
     const writer = { kind: 'user' as const, actor: { userId: owner.id, role: 'user', requestId: 'test' } } as unknown as LogWriter;
     const entries = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ level: 'info' as const, message: `${tag} ${i}` }));
     // Every insert path at once: parsed batches, batches stored from their text, single logs, mapped rows (OTLP).
-    await Promise.all([
-      ...Array.from({ length: 3 }, (_, i) => service.createBatch(writer, project.id, { logs: entries(40, `parsed ${i}`) })),
-      ...Array.from({ length: 3 }, (_, i) => service.createBatch(writer, project.id, cut(entries(40, `text ${i}`)))),
-      ...Array.from({ length: 3 }, (_, i) => service.create(writer, project.id, { level: 'warning', message: `one ${i}` })),
-      service.storeMapped(writer, project.id, [{ projectId: project.id, level: 'error', message: 'mapped', timestamp: new Date(), receivedAt: new Date() }]),
-    ]);
-    expect({ most, passed }).toEqual({ most: 1, passed: 10 });
+    const requests = [
+      ...Array.from({ length: 3 }, (_, i) => () => service.createBatch(writer, project.id, { logs: entries(40, `parsed ${i}`) })),
+      ...Array.from({ length: 3 }, (_, i) => () => service.createBatch(writer, project.id, cut(entries(40, `text ${i}`)))),
+      ...Array.from({ length: 3 }, (_, i) => () => service.create(writer, project.id, { level: 'warning', message: `one ${i}` })),
+      () => service.storeMapped(writer, project.id, [{ projectId: project.id, level: 'error', message: 'mapped', timestamp: new Date(), receivedAt: new Date() }]),
+    ];
+    // The one writer busy until released: every request waits its turn behind it.
+    let release = () => {};
+    const held = writes.alone(() => new Promise<void>((resolve) => (release = resolve)));
+    const answers = Promise.all(requests.map((request) => request()));
+    while (writes.waiting < requests.length) await new Promise((resolve) => setTimeout(resolve, 1));
+    release();
+    await Promise.all([held, answers]);
+    // Queued for one project, they were stored by one statement.
+    expect(statements).toEqual([requests.length]);
     const [stored] = await rows<{ n: number }>(sql`select count(*)::int as n from logs where project_id = ${project.id}`);
     expect(stored?.n).toBe(3 * 40 + 3 * 40 + 3 + 1);
   });

@@ -7,7 +7,7 @@ export { createDatabase } from './connect.js';
 export { openPglite, type ExtensionName } from './pglite.js';
 export { appSchemaName } from './migrations.js';
 export { arrayLiteral, escapeLike, executeCount, pageWithTotal, preparedOnce, queryRows, sqlState, timestamptz, totalOfList } from './queries.js';
-export { claimedStatement, claimedWrite, runClaimedWork, withGenericPlan, withTransaction, type ClaimedWork, type ClaimMark } from './transactions.js';
+export { claimedStatement, claimedWrite, inClaimedWork, runClaimedWork, withGenericPlan, withTransaction, type ClaimedWork, type ClaimMark } from './transactions.js';
 export { copyText } from './copy.js';
 export { countHit, createRequestCounter, purgeExpiredCounters, rateLimitCounters, rateLimitCountersTable, type RequestCounter, type RequestCounterOptions } from './counters.js';
 export { createIdempotencyStore, idempotencyKeys, idempotencyKeysTable, purgeExpiredIdempotencyKeys, type ClaimInput, type IdempotencyClaim, type IdempotencyStore, type RememberedAnswer } from './idempotency.js';

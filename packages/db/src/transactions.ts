@@ -32,6 +32,15 @@ function openWork(): ClaimedWork | undefined {
   return work && !work.settled ? work : undefined;
 }
 
+/**
+ * Whether the code running here is a claim's work whose answer is not settled: its writes must go
+ * through claimedWrite or claimedStatement, in statements of its own, never merged with another
+ * request's (the claim's row counts the commits of this request alone).
+ */
+export function inClaimedWork(): boolean {
+  return openWork() !== undefined;
+}
+
 /** Runs `fn` (a route's handler) as a claim's work: the transactions it opens mark the claim. */
 export function runClaimedWork<T>(work: ClaimedWork, fn: () => T): T {
   return claimed.run(work, fn);

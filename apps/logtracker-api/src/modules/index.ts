@@ -2,7 +2,6 @@ import type { LoginThrottle } from '@repo/auth';
 import type { DatabaseHandle } from '@repo/db';
 import { healthRoutes } from '@repo/http';
 import type { FastifyInstance } from 'fastify';
-import pLimit from 'p-limit';
 import type { Config } from '../config.js';
 import type { Schema } from '../db/index.js';
 import { createOpenAiCompatibleWriter } from '../integrations/ai/openai-compatible.js';
@@ -12,7 +11,7 @@ import { analysisRoutes, createAnalysisService } from './analysis/index.js';
 import { explorerRoot, explorerRoutes } from './explorer/index.js';
 import { authRoutes, createAuthService } from './auth/index.js';
 import { ingestKeysRoutes, type IngestKeysService } from './ingest-keys/index.js';
-import { createIngestMetrics, createLogsService, createWriterAuth, type LogEvents, logsRoutes } from './logs/index.js';
+import { createIngestMetrics, createLogsService, createLogWrites, createWriterAuth, type LogEvents, logsRoutes } from './logs/index.js';
 import { createMembersService, membersRoutes } from './members/index.js';
 import { otlpRoutes } from './otlp/index.js';
 import { createPatternMiningService } from './patterns/index.js';
@@ -45,7 +44,12 @@ export async function registerModules(
   const auth = createAuthService({ db, throttle: deps.throttle, sessions: app.auth.store });
   // Ingest counters for the metrics (logs accepted, batches, refusals).
   const ingest = createIngestMetrics(app.metrics);
-  const logs = createLogsService({ db: logsDb, plannedOnce: db, access, events, ingest, writes: pLimit(deps.config.logs.writers) });
+  // Inserts of logs run on the main pool: their plan is the same for any batch, and searches holding
+  // every connection of the other pool (a cold project's first searches held all ten for seconds,
+  // and batches waiting for one were refused with 503 after DATABASE_ACQUIRE_TIMEOUT_MS) never keep
+  // a batch waiting.
+  const writes = createLogWrites({ db, writers: deps.config.logs.writers, onStatement: (requests) => ingest.statement(requests) });
+  const logs = createLogsService({ db: logsDb, plannedOnce: db, access, events, ingest, writes });
   const writerAuth = createWriterAuth(app, ingestKeys);
   const { batchMaxEntries, batchMaxBytes } = deps.config.logs;
   const { ai } = deps.config;

@@ -5,4 +5,5 @@ export { createIngestMetrics, type IngestMetrics } from './logs.metrics.js';
 export { logsRoutes } from './logs.routes.js';
 export { contextProblem, ListLogsQuery, logLevel, presentLog } from './logs.schemas.js';
 export { createLogsService, type LogsService } from './logs.service.js';
+export { createLogWrites, type LogWrites } from './logs.writes.js';
 export { createWriterAuth, type WriterAuth } from './writer-auth.js';

@@ -31,6 +31,18 @@ export function createIngestMetrics(metrics: Pick<Metrics, 'counter'>) {
     help: 'Log records refused inside an accepted request (OTLP partial success), by ingest endpoint',
     labelNames: ['endpoint'] as const,
   });
+  // Requests' entries merged into one statement when they queued for a writer (createLogWrites):
+  // the two counters' ratio is how many requests a statement stored.
+  const statements = metrics.counter({
+    name: 'logtracker_log_insert_statements_total',
+    help: 'Insert statements that stored the logs of queued requests (several requests for one project merged into one)',
+  });
+  const merged = metrics.counter({
+    name: 'logtracker_log_insert_requests_total',
+    help: 'Requests whose logs those insert statements stored',
+  });
+  statements.inc(0);
+  merged.inc(0);
   const bound = <T>(make: (endpoint: IngestEndpoint) => T) => Object.fromEntries(ENDPOINTS.map((e) => [e, make(e)])) as Record<IngestEndpoint, T>;
   const series = bound((endpoint) => ({
     logs: logs.labels({ endpoint }),
@@ -58,6 +70,11 @@ export function createIngestMetrics(metrics: Pick<Metrics, 'counter'>) {
     stored(endpoint: IngestEndpoint, count: number) {
       series[endpoint].batches.inc();
       series[endpoint].logs.inc(count);
+    },
+    /** One insert statement stored the logs of `requests` requests (createLogWrites' onStatement). */
+    statement(requests: number) {
+      statements.inc();
+      merged.inc(requests);
     },
     /** Records an accepted request could not store (OTLP partial success). */
     rejectedRecords(endpoint: IngestEndpoint, count: number) {

@@ -76,7 +76,7 @@ async function insertSlices(
 }
 
 /** Rows as JSON arrays of about SLICE_BYTES each, serialised one slice at a time. */
-function* jsonSlices(rows: NewLog[]): Generator<string> {
+export function* jsonSlices(rows: NewLog[]): Generator<string> {
   let parts: string[] = [];
   let size = 0;
   for (const r of rows) {
@@ -107,16 +107,49 @@ function* jsonSlices(rows: NewLog[]): Generator<string> {
  * none are stored; nothing when the project is gone.
  */
 export function insertLogs(db: DbTx, projectId: number, rows: NewLog[], withIds: boolean): Promise<Inserted> {
+  return insertLogSlices(db, projectId, rows.length, jsonSlices(rows), withIds);
+}
+
+/** insertLogs of `count` rows already cut into slices of JSON (jsonSlices). */
+export function insertLogSlices(db: DbTx, projectId: number, count: number, slices: Iterator<string>, withIds: boolean): Promise<Inserted> {
   return insertSlices(
     db,
     projectId,
-    rows.length,
-    jsonSlices(rows),
+    count,
+    slices,
     (json) => sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
         select project.id, level, message, context, source, "timestamp", received_at
           from json_to_recordset(${json}::json)
             as x(level text, message text, context jsonb, source text, "timestamp" timestamptz, received_at timestamptz)
          cross join ${lockedProject(projectId)}`,
+    withIds,
+  );
+}
+
+/** The entries of one request in a merged insert (insertGroups): a JSON array of entries, and when they were received. */
+export interface EntryGroup {
+  entries: string;
+  received: Date;
+}
+
+/**
+ * Inserts the entries of several requests for one project in one statement (createLogWrites). Each
+ * group is a JSON array of entries as insertLogsJson reads them (a timestamp cut to the millisecond,
+ * a missing one the time received; other fields ignored), stored with its own time received. The
+ * groups travel in one JSON parameter, built by joining their texts (no entry is parsed or
+ * serialised again), and the rows are stored in the groups' order, so that the ids read back split
+ * by the groups' counts. All rows or none; nothing when the project is gone.
+ */
+export function insertGroups(db: DbTx, projectId: number, groups: readonly EntryGroup[], withIds: boolean): Promise<Inserted> {
+  const json = `[${groups.map((g) => `{"received":"${g.received.toISOString()}","entries":${g.entries}}`).join(',')}]`;
+  return runInsert(
+    db,
+    sql`insert into logs (project_id, level, message, context, source, "timestamp", received_at)
+        select project.id, x.level, x.message, x.context, x.source, coalesce(date_trunc('milliseconds', x."timestamp"), g.received), g.received
+          from ${lockedProject(projectId)}
+         cross join json_to_recordset(${json}::json) as g(received timestamptz, entries json)
+         cross join lateral json_to_recordset(g.entries)
+            as x(level text, message text, context jsonb, source text, "timestamp" timestamptz)`,
     withIds,
   );
 }

@@ -10,6 +10,7 @@ import type { IngestMetrics } from './logs.metrics.js';
 import { listLogs } from './logs.list.repository.js';
 import * as repo from './logs.repository.js';
 import { BatchText } from './batch-text.js';
+import type { LogWrites } from './logs.writes.js';
 import { encodeCursor, type BatchBody, type ListLogsQuery, type LogEntryBody } from './logs.schemas.js';
 
 /** Who submits logs: a signed-in member, or an ingest key bound to one project. */
@@ -32,22 +33,14 @@ export function createLogsService(deps: {
   /**
    * Connections whose prepared statements keep a plan: for the pages whose plan is the same for any
    * value (a project's newest logs, by level), where planning over every daily partition cost
-   * more than reading the page (1.5 ms against 0.25 over 40 partitions). Inserts run there too:
-   * their plan is the same for any batch, and searches holding every connection of the other pool
-   * (a cold project's first searches held all ten for seconds, and batches waiting for one were
-   * refused with 503 after DATABASE_ACQUIRE_TIMEOUT_MS) never keep a batch waiting.
+   * more than reading the page (1.5 ms against 0.25 over 40 partitions).
    */
   plannedOnce: DbTx;
   access: ProjectAccess;
   events: LogEvents;
   ingest: IngestMetrics;
-  /**
-   * Runs an insert of logs when its turn comes: a few at once (INGEST_WRITERS), the others queued.
-   * Concurrent inserts contend on the same index pages; measured on a 2-core database, 10 at once
-   * stored 19 000 logs/s and 2 at once 42 000. Taken before a connection, never inside a
-   * transaction, so that a writer waiting its turn holds none.
-   */
-  writes: <T>(insert: () => Promise<T>) => Promise<T>;
+  /** The instance's inserts of logs: a few at once, requests queued meanwhile merged (createLogWrites). */
+  writes: LogWrites;
 }) {
   const { db, plannedOnce, access, events, ingest, writes } = deps;
 
@@ -62,8 +55,7 @@ export function createLogsService(deps: {
 
   /** Stores rows in one statement, then announces them (live tail, alerts) without waiting. */
   async function store(projectId: number, rows: NewLog[]) {
-    const withIds = events.wantsLogs(projectId);
-    return announce(projectId, rows, await writes(() => repo.insertLogs(plannedOnce, projectId, rows, withIds)));
+    return announce(projectId, rows, await writes.storeRows(projectId, rows, events.wantsLogs(projectId)));
   }
 
   /**
@@ -97,7 +89,7 @@ export function createLogsService(deps: {
       await authorizeWrite(writer, projectId);
       // The one log is answered with its id: it is always read back.
       const row = toRow(projectId, entry, new Date());
-      const [log] = announce(projectId, [row], await writes(() => repo.insertLogs(plannedOnce, projectId, [row], true))) ?? [];
+      const [log] = announce(projectId, [row], await writes.storeRows(projectId, [row], true)) ?? [];
       if (!log) throw new Error('insert returned no log');
       ingest.stored('single', 1);
       return { ...log, patternId: null };
@@ -111,7 +103,7 @@ export function createLogsService(deps: {
       await authorizeWrite(writer, projectId);
       const receivedAt = new Date();
       if (body instanceof BatchText && body.levels && !events.wantsLogs(projectId)) {
-        const inserted = await writes(() => repo.insertLogsJson(plannedOnce, projectId, body, receivedAt));
+        const inserted = await writes.storeBatch(projectId, body, receivedAt);
         if (inserted.count !== body.count) throw AppError.notFound('Project');
         events.publishLevels(projectId, body.levels, body.count);
         ingest.stored('batch', body.count);
