@@ -79,6 +79,15 @@ describe('scanBatch', () => {
     const batch = cut(JSON.stringify({ logs: [{ level: 'info', message: 'a' }, big, { level: 'info', message: 'b' }] }));
     expect([...(batch?.slices() ?? [])].map((s) => (JSON.parse(s.text) as unknown[]).length)).toEqual([1, 1, 1]);
   });
+
+  it('answers the one slice of a batch that fits in one, and nothing for a bigger one', () => {
+    const small = cut('{"logs": [ {"level":"info","message":"a"} , {"level":"error","message":"b \\"c\\""} ]}');
+    expect(small?.oneSlice()).toBe([...(small?.slices() ?? [])][0]?.text);
+    expect(JSON.parse(small?.oneSlice() ?? 'null')).toEqual([{ level: 'info', message: 'a' }, { level: 'error', message: 'b "c"' }]);
+    const entries = Array.from({ length: 600 }, (_, i) => ({ level: 'info', message: `${i} ${'x'.repeat(900)}` }));
+    expect(cut(JSON.stringify({ logs: entries }))?.oneSlice()).toBeUndefined();
+    expect(cut(JSON.stringify({ logs: [{ level: 'info', message: 'y'.repeat(SLICE_BYTES + 10) }] }))?.oneSlice()).toBeUndefined();
+  });
 });
 
 describe('readBody', () => {

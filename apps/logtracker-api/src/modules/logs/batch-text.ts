@@ -64,6 +64,15 @@ export class BatchText {
     }
   }
 
+  /** The entries as one JSON array when they fit in one slice (SLICE_BYTES), without cutting any other. */
+  oneSlice(): string | undefined {
+    const count = this.count;
+    if (count === 0) return undefined;
+    const start = this.spans[0] as number;
+    const end = this.spans[2 * count - 1] as number;
+    return end - start <= SLICE_BYTES ? `[${this.bytes.toString('utf8', start, end)}]` : undefined;
+  }
+
   /** The entries as validated objects, once validatePlain passed. */
   entries(): LogEntryBody[] {
     const entries: LogEntryBody[] = [];

@@ -150,10 +150,9 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
 
     /** Stores a batch validated in its plainest form from its own text (repo.insertLogsJson); no ids. */
     storeBatch(projectId: number, batch: BatchText, received: Date): Promise<repo.Inserted> {
-      const slices = batch.slices();
-      const first = slices.next();
-      if (first.done || !slices.next().done || inClaimedWork()) return alone(() => repo.insertLogsJson(db, projectId, batch, received));
-      return merged(projectId, { entries: first.value.text, received }, batch.count, false);
+      const entries = inClaimedWork() ? undefined : batch.oneSlice();
+      if (entries === undefined) return alone(() => repo.insertLogsJson(db, projectId, batch, received));
+      return merged(projectId, { entries, received }, batch.count, false);
     },
 
     /** Requests queued for a writer. */
