@@ -53,19 +53,22 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
     }
   }
 
-  /** The head and the requests for its project queued behind it, within SLICE_BYTES of entries. */
+  /** The head and the requests for its project queued behind it, within SLICE_BYTES of entries (one pass over the queue). */
   function takeWith(head: Waiting): Waiting[] {
     const taken = [head];
+    const left: (Waiting | Task)[] = [];
     let bytes = head.group.entries.length;
-    for (let i = 0; i < queue.length; ) {
-      const next = queue[i] as Waiting | Task;
+    for (const next of queue) {
       if (!('run' in next) && next.projectId === head.projectId && bytes + next.group.entries.length <= SLICE_BYTES) {
         taken.push(next);
         bytes += next.group.entries.length;
-        queue.splice(i, 1);
       } else {
-        i += 1;
+        left.push(next);
       }
+    }
+    if (taken.length > 1) {
+      queue.length = 0;
+      for (const next of left) queue.push(next);
     }
     return taken;
   }
