@@ -183,4 +183,17 @@ describe('requests queued for a writer', () => {
     const stored = await rows<{ message: string }>(sql`select message from logs where project_id = ${project.id} order by message`);
     expect(stored.map((r) => r.message)).toEqual(['claimed', 'plain', 'plain too']);
   });
+
+  it('answer an insert that throws before its first await, and free its writer for the next', async () => {
+    const project = await createProject(t, owner);
+    const { service, writes } = queued();
+    await expect(
+      writes.alone(() => {
+        throw new Error('refused before any statement');
+      }),
+    ).rejects.toThrow('refused before any statement');
+    // The only writer is free again: the next request is stored.
+    await expect(service.create(writer(), project.id, { level: 'info', message: 'after' })).resolves.toMatchObject({ message: 'after' });
+    expect(writes.waiting).toBe(0);
+  });
 });

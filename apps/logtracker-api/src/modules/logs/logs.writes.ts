@@ -114,7 +114,8 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
     return new Promise<T>((resolve, reject) => {
       // Run in the caller's async context, wherever the writer that takes it came free: a claim's
       // work (claimedStatement) is known by that context.
-      queue.push({ run: AsyncResource.bind(() => insert().then(resolve, reject)) });
+      // An insert that throws before its first await still answers its caller and frees its writer.
+      queue.push({ run: AsyncResource.bind(() => Promise.resolve().then(insert).then(resolve, reject)) });
       pump();
     });
   }
