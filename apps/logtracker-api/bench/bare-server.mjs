@@ -20,33 +20,12 @@ const Batch = z.object({ logs: z.array(Entry).min(1).max(10_000) });
 const sql = postgres(process.env.DATABASE_URL, { max: Number(process.env.DATABASE_POOL_SIZE ?? 10), connection: { search_path: '"logtracker", public' } });
 const app = Fastify({ logger: false, bodyLimit: 5 * 1024 * 1024 });
 
-app.get('/health', async () => ({ ok: true }));
+const COLUMNS = ['project_id', 'level', 'message', 'context', 'source', 'timestamp', 'received_at'];
 
-app.post('/projects/:projectId/logs/batch', async (request, reply) => {
-  const parsed = Batch.safeParse(request.body);
-  if (!parsed.success) return reply.status(422).send({ message: 'invalid batch', issues: parsed.error.issues.slice(0, 5) });
-  const projectId = Number(request.params.projectId);
-  const receivedAt = new Date();
-  const rows = parsed.data.logs.map((entry) => ({
-    project_id: projectId,
-    level: entry.level,
-    message: entry.message,
-    context: entry.context ?? null,
-    source: entry.source ?? null,
-    timestamp: entry.timestamp ? new Date(entry.timestamp) : receivedAt,
-    received_at: receivedAt,
-  }));
-  await sql`insert into bench_bare_logs ${sql(rows, 'project_id', 'level', 'message', 'context', 'source', 'timestamp', 'received_at')}`;
-  return reply.status(201).send({ data: { accepted: rows.length } });
-});
-
-app.post('/projects/:projectId/logs', async (request, reply) => {
-  const parsed = Entry.safeParse(request.body);
-  if (!parsed.success) return reply.status(422).send({ message: 'invalid log', issues: parsed.error.issues.slice(0, 5) });
-  const entry = parsed.data;
-  const receivedAt = new Date();
-  const row = {
-    project_id: Number(request.params.projectId),
+/** A validated entry as a row of bench_bare_logs. */
+function toRow(projectId, entry, receivedAt) {
+  return {
+    project_id: Number(projectId),
     level: entry.level,
     message: entry.message,
     context: entry.context ?? null,
@@ -54,8 +33,24 @@ app.post('/projects/:projectId/logs', async (request, reply) => {
     timestamp: entry.timestamp ? new Date(entry.timestamp) : receivedAt,
     received_at: receivedAt,
   };
-  const [stored] = await sql`insert into bench_bare_logs ${sql(row, 'project_id', 'level', 'message', 'context', 'source', 'timestamp', 'received_at')} returning id`;
-  return reply.status(201).send({ data: { id: Number(stored.id), ...entry } });
+}
+
+app.get('/health', async () => ({ ok: true }));
+
+app.post('/projects/:projectId/logs/batch', async (request, reply) => {
+  const parsed = Batch.safeParse(request.body);
+  if (!parsed.success) return reply.status(422).send({ message: 'invalid batch', issues: parsed.error.issues.slice(0, 5) });
+  const receivedAt = new Date();
+  const rows = parsed.data.logs.map((entry) => toRow(request.params.projectId, entry, receivedAt));
+  await sql`insert into bench_bare_logs ${sql(rows, ...COLUMNS)}`;
+  return reply.status(201).send({ data: { accepted: rows.length } });
+});
+
+app.post('/projects/:projectId/logs', async (request, reply) => {
+  const parsed = Entry.safeParse(request.body);
+  if (!parsed.success) return reply.status(422).send({ message: 'invalid log', issues: parsed.error.issues.slice(0, 5) });
+  const [stored] = await sql`insert into bench_bare_logs ${sql(toRow(request.params.projectId, parsed.data, new Date()), ...COLUMNS)} returning id`;
+  return reply.status(201).send({ data: { id: Number(stored.id), ...parsed.data } });
 });
 
 const close = async () => {
