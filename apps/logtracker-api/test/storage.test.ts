@@ -7,7 +7,7 @@ import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/ba
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
 import { indexedPage, searchHours, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
 import { forgetKeptEstimates, isWideProject, keptEstimate, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
-import { searchShareKey } from '../src/modules/logs/logs.search.repository.js';
+import { pageShare, searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
 import { listCondition } from '../src/modules/logs/logs.list.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
@@ -680,6 +680,13 @@ describe('search over many logs', () => {
       total: 150,
       estimated: false,
     });
+    // Where a read of the newest logs in order found the word in 0.25 % of them, that share sizes
+    // the first slice, which fills the page: none of the older matches is fetched.
+    const walkedFirst = await slicedPage(t.database.db, sliced, search, 50, 0.05, { listRows: 60_000, scope: { wideProject: false }, newest: 0.0025 });
+    expect(messages(walkedFirst!.rows)).toEqual(wanted.slice(0, 50));
+    expect(walkedFirst!.estimated).toBe(true);
+    expect(walkedFirst!.total).toBeGreaterThanOrEqual(100);
+    expect(walkedFirst!.total).toBeLessThanOrEqual(200);
     // A share the planner could not tell (its floor): a probe of the newest 10 000 logs, here enough.
     const probed = await slicedPage(t.database.db, sliced, search, 20, 0.0001, { listRows: 60_000, scope: { wideProject: false } });
     expect(messages(probed!.rows)).toEqual(wanted.slice(0, 20));
@@ -738,6 +745,13 @@ describe('search over many logs', () => {
     // fetched whole, not probed first; the planner's floor for the same word is probed.
     expect(worthSlicing(50, 0.0000165, 4_000_000, true)).toBe(false);
     expect(worthSlicing(50, 0.0000165, 4_000_000)).toBe(true);
+    // The share a first page plans by: the one its last search found, else the planner's, which
+    // says something of the word only above its floor. A word the planner met once in its sample
+    // of 100 messages is priced at 1 % or more, however rare: the share counted is taken over it.
+    expect(pageShare(0.0094, 0.00094)).toEqual({ share: 0.00094, known: true });
+    expect(pageShare(0.0094, undefined)).toEqual({ share: 0.0094, known: true });
+    expect(pageShare(0.0001, undefined)).toEqual({ share: 0.0001, known: false });
+    expect(pageShare(0.0001, 0)).toEqual({ share: 0, known: true });
     // Searched again through the API, the word reads as the share its last search found; a share
     // learned wrong (a burst of the word since, or none) changes the path, never the page.
     const searches = t.database.customPlanDb;
@@ -782,6 +796,16 @@ describe('search over many logs', () => {
     // Estimated: the older matches were not all fetched to be counted.
     expect(page!.estimated).toBe(true);
     expect(page!.total).toBeGreaterThan(1_000_000);
+    // A read of the newest logs in order that found the word this rare among them asks for a first
+    // slice of more logs than the project holds: it is sized as the planner's share says, and that
+    // share, not the one measured on the newest logs, still reads the older logs in order.
+    const afterWalk = await slicedPage(t.database.db, copies, { search: 'timeout', level: 'error' }, 50, 0.25, {
+      listRows: 5_000_000,
+      scope: { wideProject: false },
+      newest: 2 / 30_000,
+    });
+    expect(afterWalk!.rows.map((l) => l.message)).toEqual(wanted);
+    expect(afterWalk!.estimated).toBe(true);
     // A share the planner could not tell says nothing of the older logs: they are fetched, and counted.
     const fetched = await slicedPage(t.database.db, copies, { search: 'timeout', level: 'error' }, 50, 0.0001, { listRows: 5_000_000, scope: { wideProject: false } });
     expect(fetched).toMatchObject({ total: 5_002, estimated: false });

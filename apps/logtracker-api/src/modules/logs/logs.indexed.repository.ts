@@ -267,12 +267,19 @@ export async function slicedPage(
   filters: LogFilters & { search: string },
   limit: number,
   share: number,
-  list: { listRows: number; scope: Pick<LogFilters, 'wideProject' | 'days' | 'latest'>; known?: boolean },
+  list: { listRows: number; scope: Pick<LogFilters, 'wideProject' | 'days' | 'latest'>; known?: boolean; newest?: number },
 ): Promise<SearchPage | undefined> {
   const { listRows } = list;
   const known = list.known ?? isKnownShare(share);
   if ((known && share * SLICE_ROWS.max < limit) || filters.patternId || filters.source || !hasSearchKeys(filters.search)) return undefined;
-  const first = await sliceStart(db, projectId, filters, known ? sliceRows(limit, share) : SLICE_ROWS.min);
+  // The share of matches a read of the newest logs found (list.newest) sizes the first slice: it
+  // was measured on the logs the slice starts with, where the estimate that sent that read may
+  // have priced the text ten times too common. That estimate still decides whether the older logs
+  // are read in order after a short slice, and sizes the slice where the rollups hold fewer logs
+  // than the measured share asks for.
+  const sized = known ? sliceRows(limit, share) : SLICE_ROWS.min;
+  const measured = list.newest ? sliceRows(limit, list.newest) : sized;
+  const first = (await sliceStart(db, projectId, filters, measured)) ?? (measured > sized ? await sliceStart(db, projectId, filters, sized) : undefined);
   if (!first || (filters.from && first.start <= filters.from)) return undefined;
   let slice: Slice = first;
   const rows: ListedLog[] = [];
