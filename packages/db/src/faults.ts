@@ -112,13 +112,21 @@ export function asUnavailable(error: unknown): unknown {
  *   grows the wait with every failure of the pool (3^n / 100 s, up to 20 s): the queries queued
  *   behind it waited as long (19 s were measured) and the pool came back as late after the
  *   server did. A refused connection costs the server nothing, so the wait stays under a second.
- * - `idle_timeout`: a connection idle this long is closed, so one a network device dropped
- *   silently is not found dead by the next request.
+ * - `keep_alive`: TCP keep-alive probes on a connection idle this many seconds, and as often after,
+ *   so that a NAT or a firewall between the app and the server (which drop a connection idle 4 to
+ *   10 minutes, silently) sees it alive, and a peer gone is found by the probes, not by a request.
+ * - `idle_timeout`: a connection idle this long is closed. A new one costs its first statements far
+ *   more than a used one: the server reads the catalogue of every daily partition and index a
+ *   statement touches, and plans each statement anew (a search of 4 million logs took 260 ms on a
+ *   new connection against 10–18 on a used one, a first page 77 against 4–5). Two minutes closed
+ *   them between the searches of someone reading logs; ten, as connection pools commonly keep them
+ *   (PgBouncer's `server_idle_timeout`), keep them through such pauses.
  */
 export const OUTAGE_OPTIONS = {
   connect_timeout: 1.5,
   backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
-  idle_timeout: 120,
+  keep_alive: 60,
+  idle_timeout: 600,
 } as const;
 
 function isConnectFailure(error: unknown): boolean {
