@@ -760,13 +760,22 @@ describe('search over many logs', () => {
     expect(messages(again.data)).toEqual(wanted.slice(0, 50));
     expect(learnedShare(searches, key)).toBeCloseTo(again.meta.total / 60_000, 6);
     for (const wrong of [0, 0.00001, 0.0025, 0.3]) {
-      learnShare(searches, key, wrong);
+      learnShare(searches, key, wrong, 60_000);
       const page = (await list(sliced, 'search=deadlock&per_page=50')).json();
       expect(messages(page.data)).toEqual(wanted.slice(0, 50));
       expect(page.meta.total).toBeGreaterThanOrEqual(50);
-      learnShare(searches, key, wrong);
+      learnShare(searches, key, wrong, 60_000);
       expect((await walk(sliced, 'deadlock', 50)).messages).toEqual(wanted);
     }
+    // A share learned over a list that has grown by more than a fiftieth since (a burst, whose logs
+    // may hold the word far more often) is not taken: the planner's plans the page.
+    learnShare(searches, key, 0.001, 1_000_000);
+    expect(learnedShare(searches, key, 1_000_000)).toBe(0.001);
+    expect(learnedShare(searches, key, 1_020_000)).toBe(0.001);
+    expect(learnedShare(searches, key, 1_020_001)).toBeUndefined();
+    learnShare(searches, key, 0.001, 20_000);
+    expect(learnedShare(searches, key, 21_000)).toBe(0.001);
+    expect(learnedShare(searches, key, 21_001)).toBeUndefined();
     // Through the API, whichever way the list reads it: every match once, newest first.
     const first = (await list(sliced, 'search=deadlock&per_page=50')).json();
     expect(messages(first.data)).toEqual(wanted.slice(0, 50));

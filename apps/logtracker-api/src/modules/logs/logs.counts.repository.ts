@@ -298,25 +298,37 @@ export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined):
 /** How long the share of a search's matches, as its last search found it, is kept (learnedShare). */
 const LEARNED_SHARE_MS = 60_000;
 
-/** Shares learned, per database handle, by the key of their search. */
-const learnedShares = keptPerHandle<number>(LEARNED_SHARE_MS);
+/** Shares learned, per database handle, by the key of their search, with the size of the list then. */
+const learnedShares = keptPerHandle<{ share: number; listRows: number }>(LEARNED_SHARE_MS);
+
+/**
+ * How much a list may have grown since its share was learned for that share still to be taken: a
+ * fiftieth of it, or 1 000 logs. Steady ingest adds about a hundredth a minute to a busy project;
+ * a burst adds more, and the new logs may hold the text far more often (an incident's error),
+ * where a share learned before would send the search to fetch every match.
+ */
+const LEARNED_GROWTH = { share: 0.02, rows: 1_000 };
 
 /**
  * The share of a search's matches in its list, as the last search of the same text and filters
- * found it within LEARNED_SHARE_MS (learnShare), or undefined. The planner prices any word missing
- * from its sample at the same floor, a rare token as an uncommon word; what a search counted tells
- * them apart, and a search run again (a refresh, the next page, a dashboard) reads as the share
- * says: the slice that fills its page, or every match of a rare word, without a probe first. A share
- * that changed since (a burst of the word) costs time, never results: every path answers the same
- * page.
+ * found it within LEARNED_SHARE_MS (learnShare), or undefined; undefined too when the list, now
+ * `listRows` long, has grown by more than LEARNED_GROWTH since. The planner prices any word missing
+ * from its sample at the same floor, a rare token as an uncommon word, and a word it met once in
+ * its sample at 1 % or more; what a search counted tells them apart, and a search run again (a
+ * refresh, the next page, a dashboard) reads as the share says: the slice that fills its page, or
+ * every match of a rare word, without a probe first. A share that changed since costs time, never
+ * results: every path answers the same page.
  */
-export function learnedShare(db: DbTx, key: string): number | undefined {
-  return learnedShares.get(db, key);
+export function learnedShare(db: DbTx, key: string, listRows?: number): number | undefined {
+  const learned = learnedShares.get(db, key);
+  if (!learned) return undefined;
+  const grown = listRows === undefined ? 0 : listRows - learned.listRows;
+  return grown <= Math.max(LEARNED_GROWTH.rows, LEARNED_GROWTH.share * learned.listRows) ? learned.share : undefined;
 }
 
-/** Keeps the share of matches a search found (learnedShare), under the key of its text and filters. */
-export function learnShare(db: DbTx, key: string, share: number): void {
-  learnedShares.set(db, key, share);
+/** Keeps the share of matches a search found in a list of `listRows` (learnedShare), under the key of its text and filters. */
+export function learnShare(db: DbTx, key: string, share: number, listRows: number): void {
+  learnedShares.set(db, key, { share, listRows });
 }
 
 /**

@@ -50,7 +50,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
   const wholeList = !filters.from && !filters.to;
   const shareKey = searchShareKey(projectId, filters);
   const learn = <T extends { total: number }>(page: T, listRows: number): T => {
-    if (wholeList) learnShare(db, shareKey, page.total / Math.max(1, listRows));
+    if (wholeList) learnShare(db, shareKey, page.total / Math.max(1, listRows), listRows);
     return page;
   };
 
@@ -116,7 +116,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     };
     // The newest logs, read no further than the page needs, by the share of matches its last
     // search found where there is one (pageShare).
-    const { share, known } = pageShare(recentMatching.rows / Math.max(1, recent.rows), wholeList ? learnedShare(db, shareKey) : undefined);
+    const { share, known } = pageShare(recentMatching.rows / Math.max(1, recent.rows), wholeList ? learnedShare(db, shareKey, all.rows) : undefined);
     const found = await readNewest(share, (walkRows) => walk((tx) => streamedPage(tx, newest, filters.search, walkRows, limit)), gate);
     if (found) return found;
     // Too rare for the walk: the newest slice of time that should fill the page, sized by the
