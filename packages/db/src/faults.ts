@@ -112,9 +112,12 @@ export function asUnavailable(error: unknown): unknown {
  *   grows the wait with every failure of the pool (3^n / 100 s, up to 20 s): the queries queued
  *   behind it waited as long (19 s were measured) and the pool came back as late after the
  *   server did. A refused connection costs the server nothing, so the wait stays under a second.
- * - `keep_alive`: TCP keep-alive probes on a connection idle this many seconds, and as often after,
- *   so that a NAT or a firewall between the app and the server (which drop a connection idle 4 to
- *   10 minutes, silently) sees it alive, and a peer gone is found by the probes, not by a request.
+ * - `keep_alive`: a TCP keep-alive probe on a connection idle this many seconds, and as often while
+ *   it stays idle, so that a NAT or a firewall between the app and the server (which drop a
+ *   connection idle 4 to 10 minutes, silently) sees it alive. A server gone without a word (its
+ *   host lost) is found by the probes only after the kernel's retries (Node 20 sets the first
+ *   delay alone: with Linux's defaults, 60 s + 9 × 75 s, about 12 minutes); a request that reaches
+ *   such a connection first waits on it, as it did on one idle under two minutes before.
  * - `idle_timeout`: a connection idle this long is closed. A new one costs its first statements far
  *   more than a used one: the server reads the catalogue of every daily partition and index a
  *   statement touches, and plans each statement anew (a search of 4 million logs took 260 ms on a
