@@ -758,7 +758,7 @@ describe('search over many logs', () => {
     const key = searchShareKey(sliced, { search: 'deadlock' });
     const again = (await list(sliced, 'search=deadlock&per_page=50')).json();
     expect(messages(again.data)).toEqual(wanted.slice(0, 50));
-    expect(learnedShare(searches, key)).toBeCloseTo(again.meta.total / 60_000, 6);
+    expect(learnedShare(searches, key, 60_000)).toBeCloseTo(again.meta.total / 60_000, 6);
     for (const wrong of [0, 0.00001, 0.0025, 0.3]) {
       learnShare(searches, key, wrong, 60_000);
       const page = (await list(sliced, 'search=deadlock&per_page=50')).json();

@@ -319,11 +319,10 @@ const LEARNED_GROWTH = { share: 0.02, rows: 1_000 };
  * every match of a rare word, without a probe first. A share that changed since costs time, never
  * results: every path answers the same page.
  */
-export function learnedShare(db: DbTx, key: string, listRows?: number): number | undefined {
+export function learnedShare(db: DbTx, key: string, listRows: number): number | undefined {
   const learned = learnedShares.get(db, key);
   if (!learned) return undefined;
-  const grown = listRows === undefined ? 0 : listRows - learned.listRows;
-  return grown <= Math.max(LEARNED_GROWTH.rows, LEARNED_GROWTH.share * learned.listRows) ? learned.share : undefined;
+  return listRows - learned.listRows <= Math.max(LEARNED_GROWTH.rows, LEARNED_GROWTH.share * learned.listRows) ? learned.share : undefined;
 }
 
 /** Keeps the share of matches a search found in a list of `listRows` (learnedShare), under the key of its text and filters. */
