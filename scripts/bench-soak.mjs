@@ -221,8 +221,11 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
     if (!ok) m.failed++;
     if (label === undefined) return;
     let c = byCase.get(label);
-    if (!c) byCase.set(label, (c = { latencies: [], failed: 0 }));
-    if (Number.isFinite(ms)) c.latencies.push(ms);
+    if (!c) byCase.set(label, (c = { latencies: [], minutes: [], failed: 0 }));
+    if (Number.isFinite(ms)) {
+      c.latencies.push(ms);
+      (c.minutes[minuteOf()] ??= []).push(ms);
+    }
     if (!ok) c.failed++;
   };
 
@@ -337,11 +340,17 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
       range('heap'),
     ]);
   }
+  // Each request in the first and the last whole minute too: which one the run's drift is in.
+  const [firstWhole, lastWhole] = [whole[0], whole.at(-1)];
+  const inMinute = (c, w) => {
+    const sorted = Float64Array.from(w ? (c.minutes[w.minute - 1] ?? []) : []).sort();
+    return sorted.length === 0 ? 'n/a' : `${percentile(sorted, 0.5).toFixed(1)} / ${percentile(sorted, 0.99).toFixed(1)}`;
+  };
   const perCase = [...byCase]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([label, c]) => {
       const sorted = Float64Array.from(c.latencies).sort();
-      return [label, `${sorted.length}`, percentile(sorted, 0.5).toFixed(1), percentile(sorted, 0.99).toFixed(1), `${c.failed}`];
+      return [label, `${sorted.length}`, percentile(sorted, 0.5).toFixed(1), percentile(sorted, 0.99).toFixed(1), inMinute(c, firstWhole), inMinute(c, lastWhole), `${c.failed}`];
     });
   const requests = minutes.reduce((sum, m) => sum + m.requests, 0);
   const all = Float64Array.from(minutes.flatMap((m) => m.latencies.filter(Number.isFinite))).sort();
@@ -401,5 +410,5 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
 /** Prints the soak's table per minute, then each request's figures over the run. */
 export function printSoakMinutes(printTable, title, soak) {
   printTable(title, soak.table, ['minute', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/errors', 'RSS MiB (lowest – highest)', 'heap used MiB (lowest – highest)']);
-  printTable('Soak — by request, over the run', soak.cases, ['request', 'answers', 'p50 ms', 'p99 ms', 'non-2xx/errors']);
+  printTable('Soak — by request, over the run', soak.cases, ['request', 'answers', 'p50 ms', 'p99 ms', 'first minute p50 / p99 ms', 'last minute p50 / p99 ms', 'non-2xx/errors']);
 }
