@@ -6,7 +6,7 @@ import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
 import { indexedPage, searchHours, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
-import { forgetKeptEstimates, isWideProject, keptEstimate, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
+import { forgetKeptEstimates, isWideProject, keptEstimate, LEARNED_SHARE_MS, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
 import { pageShare, searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
 import { listCondition } from '../src/modules/logs/logs.list.repository.js';
@@ -14,7 +14,7 @@ import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
 import { createLogsService, type LogWriter } from '../src/modules/logs/logs.service.js';
 import { createLogWrites } from '../src/modules/logs/logs.writes.js';
 import type { ProjectAccess } from '../src/modules/projects/projects.service.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createMaintenanceJob } from '../src/jobs/maintenance.js';
 import { createRetentionJob } from '../src/jobs/retention.js';
@@ -781,6 +781,19 @@ describe('search over many logs', () => {
     learnShare(searches, key, 0.001, 20_000);
     expect(learnedShare(searches, key, 21_000)).toBe(0.001);
     expect(learnedShare(searches, key, 21_001)).toBeUndefined();
+    // A share is kept through a reader's pause of minutes (as long as the pools keep an idle
+    // connection), then planned anew.
+    const learnedAt = Date.now();
+    learnShare(searches, key, 0.001, 20_000);
+    const clock = vi.spyOn(Date, 'now');
+    try {
+      clock.mockReturnValue(learnedAt + LEARNED_SHARE_MS - 1_000);
+      expect(learnedShare(searches, key, 20_000)).toBe(0.001);
+      clock.mockReturnValue(learnedAt + LEARNED_SHARE_MS + 1);
+      expect(learnedShare(searches, key, 20_000)).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+    }
     // Through the API, whichever way the list reads it: every match once, newest first.
     const first = (await list(sliced, 'search=deadlock&per_page=50')).json();
     expect(messages(first.data)).toEqual(wanted.slice(0, 50));
