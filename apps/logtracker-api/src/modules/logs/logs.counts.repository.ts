@@ -299,9 +299,10 @@ export function keptEstimate(db: DbTx, key: string, condition: SQL | undefined):
  * How long the share of a search's matches, as its last search found it, is kept (learnedShare):
  * as long as the pools keep an idle connection (10 minutes). Someone reading logs searches the same
  * text again after a pause of minutes, and with a share kept a minute the search after such a pause
- * probed as a first search does: a word in 1 628 of 3.4 million logs took 165–220 ms that way,
- * 20–40 ms by the share kept. What changes a share is the list's growth, which LEARNED_GROWTH
- * bounds whatever the time.
+ * probed as a first search does: for a word in 1 628 of 3.4 million logs, a slice, the older logs
+ * fetched and counted, the slice's rollup read and two estimates (165–220 ms through the API), where
+ * the share kept runs one statement. What changes a share is the list's growth, which
+ * LEARNED_GROWTH bounds whatever the time.
  */
 export const LEARNED_SHARE_MS = 600_000;
 
