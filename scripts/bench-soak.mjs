@@ -212,20 +212,18 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   const minute = (m) => (minutes[m] ??= { latencies: [], requests: 0, failed: 0 });
   const failures = failureTally();
   const { fail } = failures;
-  // Each case's latencies too, over the whole run: which request is slow, which one failed.
+  // Each case's latencies too, by minute: which request is slow, which one failed, which one drifts.
   const byCase = new Map();
   const record = (ms, ok, label) => {
-    const m = minute(minuteOf());
+    const at = minuteOf();
+    const m = minute(at);
     m.requests++;
     m.latencies.push(ms);
     if (!ok) m.failed++;
     if (label === undefined) return;
     let c = byCase.get(label);
-    if (!c) byCase.set(label, (c = { latencies: [], minutes: [], failed: 0 }));
-    if (Number.isFinite(ms)) {
-      c.latencies.push(ms);
-      (c.minutes[minuteOf()] ??= []).push(ms);
-    }
+    if (!c) byCase.set(label, (c = { minutes: [], failed: 0 }));
+    if (Number.isFinite(ms)) (c.minutes[at] ??= []).push(ms);
     if (!ok) c.failed++;
   };
 
@@ -349,7 +347,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   const perCase = [...byCase]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([label, c]) => {
-      const sorted = Float64Array.from(c.latencies).sort();
+      const sorted = Float64Array.from(c.minutes.flat()).sort();
       return [label, `${sorted.length}`, percentile(sorted, 0.5).toFixed(1), percentile(sorted, 0.99).toFixed(1), inMinute(c, firstWhole), inMinute(c, lastWhole), `${c.failed}`];
     });
   const requests = minutes.reduce((sum, m) => sum + m.requests, 0);
