@@ -105,4 +105,17 @@ describe('a log by id, through the ranges of ids of the daily partitions', () =>
     expect((await ranges()).map((r) => r.day)).not.toContain(dayOf(noon(8)));
     expectError(await get(gone.id), 404, 'not_found');
   });
+  it('plans its probes generically from the first lookup, and finds logs of other days through the same plans', async () => {
+    // A connection's first five lookups planned every partition afresh under plan_cache_mode auto
+    // (migration 0022): the p95 of a pool's first minutes.
+    const [config] = await queryRows<{ config: string[] | null }>(t.database.db, sql`select proconfig as config from pg_proc where proname = 'log_for_member'`);
+    expect(config?.config).toEqual(['plan_cache_mode=force_generic_plan']);
+    const days = [11, 7, 0];
+    const created = await Promise.all(days.map((d) => createLogs(t, projectId, [{ message: `generic ${d}`, timestamp: noon(d) }])));
+    await refreshLogPartitionIds(t.database.db);
+    for (let round = 0; round < 3; round++) {
+      for (const [i, [log]] of created.entries()) expect(await message(log!.id)).toBe(`generic ${days[i]}`);
+    }
+    expect((await get(created[0]![0]!.id, stranger)).statusCode).toBe(404);
+  });
 });

@@ -190,9 +190,9 @@ const fromFunction = Object.fromEntries(
 
 /**
  * A log the user may read: one of a project they are a member of. An id says nothing of the day
- * a log belongs to, so the lookup probes every daily partition; log_for_member (migration 0007)
- * keeps its plan for the session, where planning it afresh over every partition cost more than
- * running it. Its pattern comes in the same statement.
+ * a log belongs to: log_for_member (migrations 0007, 0021, 0022) probes the days whose ids hold
+ * it, else every daily partition, with plans generic from its first call on a connection, where
+ * planning the probes afresh cost more than running them. Its pattern comes in the same statement.
  */
 export async function findLogForMember(db: DbTx, logId: number, userId: number): Promise<(Log & { patternId: number | null }) | undefined> {
   const [row] = await db
