@@ -64,7 +64,17 @@ function metricValue(text, name) {
   return match ? Number(match[1]) : NaN;
 }
 
-/** RSS and heap used of the server: from /metrics when it answers, from /proc (RSS only) otherwise. */
+/** Prometheus text → the seconds each background job has run so far (job_duration_seconds_sum), by job. */
+function jobSeconds(text) {
+  const jobs = {};
+  for (const [, job, value] of text.matchAll(/^job_duration_seconds_sum\{[^}]*job_name="([^"]+)"[^}]*\} ([0-9.e+-]+)/gm)) jobs[job] = Number(value);
+  return jobs;
+}
+
+/**
+ * RSS and heap used of the server: from /metrics when it answers, from /proc (RSS only)
+ * otherwise; with /metrics, the seconds its background jobs have run so far (`jobs`).
+ */
 async function memoryOf({ pid, metrics }) {
   if (metrics) {
     try {
@@ -73,7 +83,7 @@ async function memoryOf({ pid, metrics }) {
       if (response.ok) {
         const rss = metricValue(text, 'process_resident_memory_bytes');
         const heap = metricValue(text, 'nodejs_heap_size_used_bytes');
-        if (Number.isFinite(rss) && Number.isFinite(heap)) return { rss, heap, source: '/metrics' };
+        if (Number.isFinite(rss) && Number.isFinite(heap)) return { rss, heap, jobs: jobSeconds(text), source: '/metrics' };
       }
     } catch {
       // fall back to /proc below
@@ -322,12 +332,26 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
     const sorted = Float64Array.from(entry.latencies.filter(Number.isFinite)).sort();
     // A sample belongs to the minute it ends (the one taken at 60 s to the first); the last one, at the very end, to the last.
     const lastMinute = Math.ceil(seconds / 60) - 1;
-    const inMinute = samples.filter((s) => Math.min(lastMinute, Math.max(0, Math.ceil(s.t / 60 - 0.01) - 1)) === m);
+    const minuteOfSample = (s) => Math.min(lastMinute, Math.max(0, Math.ceil(s.t / 60 - 0.01) - 1));
+    const inMinute = samples.filter((s) => minuteOfSample(s) === m);
     const range = (field) => {
       const values = inMinute.map((x) => x[field]).filter(Number.isFinite);
       return values.length === 0 ? 'n/a' : `${mib(Math.min(...values))} – ${mib(Math.max(...values))}`;
     };
     if (span === 60) whole.push({ minute: m + 1, rps: entry.requests / span, p99: percentile(sorted, 0.99) });
+    // The time the server's background jobs ran in the minute: from the last sample before it (the
+    // baseline for the first) to the minute's last.
+    const before = m === 0 ? baseline : samples.filter((x) => minuteOfSample(x) < m && x.jobs).at(-1);
+    const end = inMinute.filter((x) => x.jobs).at(-1);
+    const jobs =
+      before?.jobs && end?.jobs
+        ? Object.entries(end.jobs)
+            .map(([job, total]) => [job, total - (before.jobs[job] ?? 0)])
+            .filter(([, ran]) => ran >= 0.05)
+            .sort((a, b) => b[1] - a[1])
+            .map(([job, ran]) => `${job} ${ran.toFixed(1)}`)
+            .join(', ') || 'none'
+        : 'n/a';
     table.push([
       `${m + 1}`,
       `${Math.round(entry.requests / span)}`,
@@ -336,6 +360,7 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
       `${entry.failed}`,
       range('rss'),
       range('heap'),
+      jobs,
     ]);
   }
   // Each request in the first and the last whole minute too: which one the run's drift is in.
@@ -407,6 +432,6 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
 
 /** Prints the soak's table per minute, then each request's figures over the run. */
 export function printSoakMinutes(printTable, title, soak) {
-  printTable(title, soak.table, ['minute', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/errors', 'RSS MiB (lowest – highest)', 'heap used MiB (lowest – highest)']);
+  printTable(title, soak.table, ['minute', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/errors', 'RSS MiB (lowest – highest)', 'heap used MiB (lowest – highest)', 'background jobs, s run in the minute']);
   printTable('Soak — by request, over the run', soak.cases, ['request', 'answers', 'p50 ms', 'p99 ms', 'first minute p50 / p99 ms', 'last minute p50 / p99 ms', 'non-2xx/errors']);
 }
