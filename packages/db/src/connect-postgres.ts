@@ -5,7 +5,7 @@ import { OUTAGE_OPTIONS } from './faults.js';
 import { SKIPPED, type DatabaseHandle, type DatabaseOptions } from './handle.js';
 import { ping, schemaStatus } from './health.js';
 import { MIGRATION_LOCK, migrateInSchema, searchPath } from './migrations.js';
-import { inFlightCounter, preparing, type InFlight } from './postgres-tracking.js';
+import { inFlightCounter, preparing, type InFlight, type ServerAnswers } from './postgres-tracking.js';
 import type { Database } from './types.js';
 
 interface Pool<S extends Record<string, unknown>> {
@@ -34,6 +34,8 @@ const OLTP_SETTINGS = { jit: 'off', max_parallel_workers_per_gather: '0' };
 export function connectPostgres<S extends Record<string, unknown>>(options: DatabaseOptions<S>, url: string, schemaName: string | undefined): DatabaseHandle<S> {
   // Every connection finds the app's tables unqualified (raw SQL, functions, new partitions).
   const path: Record<string, string> = schemaName ? { search_path: searchPath(schemaName) } : {};
+  // What each pool's acquire bound weighs: whether the server answers any of them.
+  const answers: ServerAnswers = { succeeded: 0 };
   const open = (max: number, settings: Record<string, string> = {}): Pool<S> => {
     const client = postgres(url, {
       max,
@@ -42,7 +44,7 @@ export function connectPostgres<S extends Record<string, unknown>>(options: Data
       onnotice: (notice) => options.onNotice?.(String(notice.message)),
       connection: { application_name: 'api', ...OLTP_SETTINGS, ...path, ...settings },
     });
-    const inFlight = inFlightCounter(options.acquireTimeoutMs);
+    const inFlight = inFlightCounter(options.acquireTimeoutMs, answers);
     return { client, max, inFlight, db: drizzlePostgres(preparing(client, inFlight), { schema: options.schema }) as unknown as Database<S> };
   };
   const main = open(options.poolSize ?? 10, options.genericPlans ? { plan_cache_mode: 'force_generic_plan' } : {});

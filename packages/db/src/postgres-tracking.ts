@@ -10,8 +10,6 @@ export interface InFlight {
   acquireTimeoutMs: number;
   /** Watches a query sent to the pool until it is on a connection (see the sweep in inFlightCounter). */
   waitForConnection(query: Waiter): void;
-  /** Queries that succeeded, ever: the sweep tells a busy pool from one that cannot connect by it. */
-  succeeded: number;
   resolve(this: TrackedQuery, value: unknown): void;
   reject(this: TrackedQuery, error: unknown): void;
 }
@@ -33,7 +31,16 @@ interface TrackedQuery extends Waiter {
   untracked?: { resolve(value: unknown): void; reject(error: unknown): void } | null;
 }
 
-export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight {
+/**
+ * The queries that succeeded on any pool of one server, ever: each pool's sweep reads it (see
+ * inFlightCounter), so that a pool stuck behind its own slow statements is not taken for a server
+ * that cannot be reached while another pool of the same server is answered.
+ */
+export interface ServerAnswers {
+  succeeded: number;
+}
+
+export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: ServerAnswers = { succeeded: 0 }): InFlight {
   const circuit = createCircuit();
   const waiting = new Set<Waiter>();
   let sweeping: NodeJS.Timeout | null = null;
@@ -43,17 +50,22 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
    * While the driver goes through the hosts of the URL looking for a writable primary (a failover),
    * queries wait for a connection: each attempt fails one of them at most, so the rest waited as long
    * as the failover (20 s were measured). A query still without a connection after the bound, when
-   * no query of the pool has succeeded for as long or a connection attempt failed while it waited,
-   * is cancelled (it is never sent) and fails as unavailable (503), which opens the circuit. A pool
-   * merely busy keeps succeeding and opens no connection in vain: its queue waits. (Successes alone
-   * do not say the server is well: a primary whose postmaster was killed keeps serving the
-   * connections it had while no new one can be opened.)
+   * no query of any pool of the server has succeeded for as long (`server`) or a connection attempt
+   * of this pool failed while it waited, is cancelled (it is never sent) and fails as unavailable
+   * (503), which opens the circuit. A pool merely busy keeps succeeding and opens no connection in
+   * vain: its queue waits. So does a pool whose every connection is busy with a slow statement for
+   * longer than the bound while the server answers its other pool: a new instance under load, whose
+   * first statements on each connection read the catalogue of every daily partition, answered 503
+   * to one request in twelve of its first 30 s and refused the next ones at once (the circuit open),
+   * where its writes' pool was answered all along. (Successes alone do not say the server is well:
+   * a primary whose postmaster was killed keeps serving the connections it had while no new one
+   * can be opened; the failed attempts say it.)
    */
   const sweep = () => {
     sweeping = null;
     const now = performance.now();
-    if (counter.succeeded !== succeededSeen) {
-      succeededSeen = counter.succeeded;
+    if (server.succeeded !== succeededSeen) {
+      succeededSeen = server.succeeded;
       lastSuccessAt = now;
     }
     for (const q of waiting) {
@@ -71,7 +83,6 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
     count: 0,
     circuit,
     acquireTimeoutMs,
-    succeeded: 0,
     waitForConnection(query) {
       query.queuedAt = performance.now();
       waiting.add(query);
@@ -82,7 +93,7 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS): InFlight
       if (!own) return;
       this.untracked = null;
       counter.count -= 1;
-      counter.succeeded += 1;
+      server.succeeded += 1;
       if (this.queuedAt !== undefined) waiting.delete(this);
       circuit.succeeded();
       own.resolve(value);

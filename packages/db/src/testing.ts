@@ -19,6 +19,8 @@ export interface TestDatabaseOptions<S extends Record<string, unknown>> {
   customPlanPoolSize?: number;
   /** As DatabaseOptions.genericPlans (on a server only). */
   genericPlans?: boolean;
+  /** As DatabaseOptions.acquireTimeoutMs (on a server only). */
+  acquireTimeoutMs?: number;
   /** Whether to migrate the fresh database (default true); false leaves it empty, as a Job would find it. */
   migrate?: boolean;
 }

@@ -242,3 +242,53 @@ describe('createCircuit', () => {
     expect([circuit.admit(), circuit.admit()]).toEqual([true, true]);
   });
 });
+
+// The acquire bound tells a server that cannot be reached from a pool busy with slow statements.
+describe.skipIf(!process.env.TEST_DATABASE_URL)('the acquire bound on a pool busy with slow statements', () => {
+  it('keeps a query waiting while the server answers the other pool, and fails it as unavailable when nothing answers', async () => {
+    const t = await createTestDatabase({ schema, migrationsFolder: initMigrations(), customPlanPoolSize: 1, acquireTimeoutMs: 300 });
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const timed = async (work: () => Promise<unknown>) => {
+      const started = performance.now();
+      const outcome = await work().then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      return { ...outcome, ms: performance.now() - started };
+    };
+    try {
+      // The custom-plan pool's one connection is held by a transaction's statement three times the
+      // bound (a query can wait behind a transaction, where it would be pipelined behind a lone
+      // statement), while the main pool is answered every 50 ms: the query waits, and runs.
+      const holding = () => withTransaction(t.customPlanDb, (tx) => tx.execute(sql`select pg_sleep(1)`));
+      let answering = true;
+      const main = (async () => {
+        while (answering) {
+          await queryRows(t.db, sql`select 1`);
+          await sleep(50);
+        }
+      })();
+      const slow = holding();
+      await sleep(20);
+      const queued = await timed(() => queryRows<{ n: number }>(t.customPlanDb, sql`select 2 as n`));
+      answering = false;
+      await Promise.all([main, slow]);
+      expect('error' in queued ? String(queued.error) : queued.value).toEqual([{ n: 2 }]);
+      expect(queued.ms).toBeGreaterThan(700);
+
+      // Nothing else answered meanwhile: the server may be gone without a word, and the bound
+      // fails the queued query as unavailable (503) without sending it.
+      const slowAgain = holding();
+      await sleep(20);
+      const refused = await timed(() => queryRows(t.customPlanDb, sql`select 3 as n`));
+      await slowAgain;
+      expect('error' in refused && codes(refused.error)).toContain('ACQUIRE_TIMEOUT');
+      expect('error' in refused && asUnavailable(refused.error) instanceof DatabaseUnavailableError).toBe(true);
+      expect(refused.ms).toBeLessThan(900);
+      // The slow statement's success closed the circuit again.
+      await expect(queryRows(t.customPlanDb, sql`select 4 as n`)).resolves.toEqual([{ n: 4 }]);
+    } finally {
+      await t.destroy();
+    }
+  }, 15_000);
+});
