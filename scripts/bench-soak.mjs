@@ -325,14 +325,14 @@ export async function runSoak({ base, pid, metrics, settings, cases, flows = [],
   const table = [];
   /** Each whole minute's throughput and p99, for the steadiness verdict. */
   const whole = [];
+  // A sample belongs to the minute it ends (the one taken at 60 s to the first); the last one, at the very end, to the last.
+  const lastSampleMinute = Math.ceil(seconds / 60) - 1;
+  const minuteOfSample = (s) => Math.min(lastSampleMinute, Math.max(0, Math.ceil(s.t / 60 - 0.01) - 1));
   for (let m = 0; m < minutes.length; m++) {
     const entry = minute(m);
     const span = Math.min(60, seconds - m * 60);
     if (span <= 0) continue;
     const sorted = Float64Array.from(entry.latencies.filter(Number.isFinite)).sort();
-    // A sample belongs to the minute it ends (the one taken at 60 s to the first); the last one, at the very end, to the last.
-    const lastMinute = Math.ceil(seconds / 60) - 1;
-    const minuteOfSample = (s) => Math.min(lastMinute, Math.max(0, Math.ceil(s.t / 60 - 0.01) - 1));
     const inMinute = samples.filter((s) => minuteOfSample(s) === m);
     const range = (field) => {
       const values = inMinute.map((x) => x[field]).filter(Number.isFinite);

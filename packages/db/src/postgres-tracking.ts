@@ -54,10 +54,10 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
    * of this pool failed while it waited, is cancelled (it is never sent) and fails as unavailable
    * (503), which opens the circuit. A pool merely busy keeps succeeding and opens no connection in
    * vain: its queue waits. So does a pool whose every connection is busy with a slow statement for
-   * longer than the bound while the server answers its other pool: a new instance under load, whose
-   * first statements on each connection read the catalogue of every daily partition, answered 503
-   * to one request in twelve of its first 30 s and refused the next ones at once (the circuit open),
-   * where its writes' pool was answered all along. (Successes alone do not say the server is well:
+   * longer than the bound while the server answers its other pool: a new instance under load, its
+   * searches' pool held for seconds by a large project's first searches, answered 503 to the reads
+   * waiting behind them and refused the next ones at once (the circuit open), where its writes' pool
+   * was answered all along. (Successes alone do not say the server is well:
    * a primary whose postmaster was killed keeps serving the connections it had while no new one
    * can be opened; the failed attempts say it.)
    */
