@@ -10,6 +10,8 @@ export interface InFlight {
   acquireTimeoutMs: number;
   /** Watches a query sent to the pool until it is on a connection (see the sweep in inFlightCounter). */
   waitForConnection(query: Waiter): void;
+  /** The query is on a connection: no longer watched, so nothing it holds outlives it in the watch list. */
+  connected(query: Waiter): void;
   resolve(this: TrackedQuery, value: unknown): void;
   reject(this: TrackedQuery, error: unknown): void;
 }
@@ -88,6 +90,10 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
       waiting.add(query);
       sweeping ??= setTimeout(sweep, Math.max(25, acquireTimeoutMs / 4)).unref();
     },
+    connected(query) {
+      query.state = true;
+      waiting.delete(query);
+    },
     resolve(value) {
       const own = this.untracked;
       if (!own) return;
@@ -158,19 +164,19 @@ export function preparing(client: postgres.Sql, inFlight: InFlight, pool = true)
             if (pool) inFlight.waitForConnection(waiter);
             const begun = (target.begin as (...a: unknown[]) => Promise<unknown>)(...args, (tx: postgres.TransactionSql) => {
               if (waiter.expired) throw new DatabaseUnavailableError(acquireTimeout(inFlight.acquireTimeoutMs));
-              waiter.state = true;
+              inFlight.connected(waiter);
               return callback(preparing(tx as unknown as postgres.Sql, inFlight, false) as unknown as postgres.TransactionSql);
             });
             // BEGIN or COMMIT on a connection that is gone: the transaction did not happen, or its
             // outcome is unknown; either way an outage.
             begun.then(
               (result) => {
-                waiter.state = true;
+                inFlight.connected(waiter);
                 circuit.succeeded();
                 resolve(result);
               },
               (error: unknown) => {
-                waiter.state = true;
+                inFlight.connected(waiter);
                 if (waiter.expired) return;
                 circuit.failed(error);
                 reject(asUnavailable(error));

@@ -1,4 +1,6 @@
 import { connect, createServer, type AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUnavailable, copyText, createCircuit, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
@@ -292,4 +294,33 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the acquire bound on a pool bus
       await t.destroy();
     }
   }, 15_000);
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)("the acquire bound's watch of a transaction", () => {
+  it('lets go of the transaction once it has a connection: its result is not held after the caller has it', async () => {
+    const t = await createTestDatabase({ schema, migrationsFolder: initMigrations() });
+    try {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      // Two things held a transaction's promise, and so its rows, after the caller had them: the
+      // acquire bound's watch, swept only every quarter of the bound (500 ms), and the driver's
+      // close handler on the connection, kept until that connection's next transaction
+      // (patches/postgres@3.4.9.patch). Under load they outlived collections of the young
+      // generation and were promoted to the old one, to be collected there.
+      const answered = async () => {
+        const rows = await withTransaction(t.db, (tx) => queryRows<{ n: number }>(tx, sql`select n from generate_series(1, 1000) as n`));
+        expect(rows.length).toBe(1000);
+        return new WeakRef(rows);
+      };
+      // The driver keeps, once per process, the stack of its first COMMIT (origin of its errors),
+      // which holds that first transaction: the second is the one watched.
+      await answered();
+      const released = await answered();
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+      expect(released.deref()).toBeUndefined();
+    } finally {
+      await t.destroy();
+    }
+  });
 });
