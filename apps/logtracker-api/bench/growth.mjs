@@ -7,7 +7,8 @@
 //   bench's 30 under 11 subsystems) with variable tokens, each batch one minute of output at a random
 //   time of the last 24 h. At each
 //   size the ingest rate of the logs just posted is printed, then ANALYZE, then the database
-//   settles (the statistics keeper and autovacuum done), then the reads.
+//   settles (the statistics keeper and autovacuum done, a CHECKPOINT, the kernel's pages written
+//   out, as before the main reads), then the reads.
 // - At each size, WARM_SECONDS of the mixed load first, unmeasured: the instance is new at the first
 //   size, and its first requests on each pooled connection (the catalogue of every partition read
 //   anew, code not yet compiled) took up to three times as long, which flattered the growth ratios.

@@ -1204,10 +1204,19 @@ async function main() {
     const bare = onPostgres ? await startBareReads('logtracker', appEnv) : undefined;
     if (bare) killOnCleanup('bare reads', bare.pid);
     try {
+      // Each size read on a database at rest, as the main reads and the soak: its clients and
+      // autovacuum idle, a CHECKPOINT, the kernel's pages written out. Without the last two, the
+      // reads at 4 000 000 ran while the 2 000 000 logs just posted were being written (p50 flat,
+      // p95 up to 1.9× that at 250 000), and those at 250 000 behind the phases before (p50 a third
+      // above that at 1 000 000).
       const settle = async () => {
         if (!sql) return;
+        const start = performance.now();
         await new Promise((r) => setTimeout(r, 12_000));
         await waitForQuiet(sql, 180_000, { autovacuum: true });
+        await sql`checkpoint`;
+        const dirty = await waitForWrittenOut(60_000);
+        log(`growth: at rest after ${seconds(start)} s (${dirty === undefined ? 'dirty pages not known' : `${fmt(Math.round(dirty / 1024))} MiB of dirty pages left`})`);
       };
       await measureGrowth(rows, { base: grower.base, bare: bare?.base, token, sql, log, fmt, settle });
     } finally {
