@@ -65,7 +65,7 @@ function metricValue(text, name) {
 }
 
 /** Prometheus text → the seconds each background job has run so far (job_duration_seconds_sum), by job. */
-function jobSeconds(text) {
+export function jobSeconds(text) {
   const jobs = {};
   for (const [, job, value] of text.matchAll(/^job_duration_seconds_sum\{[^}]*job_name="([^"]+)"[^}]*\} ([0-9.e+-]+)/gm)) jobs[job] = Number(value);
   return jobs;

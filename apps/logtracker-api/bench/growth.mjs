@@ -22,6 +22,7 @@
 //   one size to the next (a read of a few milliseconds whose p95 moves with it moves with the machine,
 //   not with the project).
 import { positiveInt } from '../../../scripts/bench-lib.mjs';
+import { jobSeconds } from '../../../scripts/bench-soak.mjs';
 import { RARE_TEMPLATE, SOURCES, TEMPLATES, WORDS, seededRandom } from './dataset.mjs';
 
 const FINAL = positiveInt('BENCH_GROWTH_LOGS', 4_000_000);
@@ -185,7 +186,14 @@ const BARE_READ = 'the bare endpoint, one log (reference)';
  * Grows a project of its own to BENCH_GROWTH_LOGS, measuring at each size; pushes one row per read
  * (p95 at each size, growth, verdict), the mixed load's and the ingest rate's.
  */
-export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, settle = async () => {} }) {
+export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, metricsToken, settle = async () => {} }) {
+  // The seconds the instance's background jobs ran during a size's reads (from /metrics), logged
+  // with them: a maintenance pass that falls among the reads puts its work on their p95.
+  const jobs = async () => {
+    if (!metricsToken) return {};
+    const response = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    return response.ok ? jobSeconds(await response.text()) : {};
+  };
   const call = async (method, path, body) => {
     const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
@@ -205,9 +213,12 @@ export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, se
     // burst grew 11 s after its last batch; autovacuum), as it would between a burst and a search.
     await settle();
     log(`growth: ${fmt(rate)} logs/s; reads at ${fmt(size)} logs`);
+    const jobsBefore = await jobs();
     const measured = await measureAt(base, token, projectId, bare);
+    const jobsAfter = await jobs();
+    const ran = Object.entries(jobsAfter).map(([job, s]) => [job, s - (jobsBefore[job] ?? 0)]).filter(([, s]) => s >= 0.05);
     at.push({ size, rate, ...measured });
-    log(`growth at ${fmt(size)} (p50/p95 ms): ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p50.toFixed(1)}/${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms`);
+    log(`growth at ${fmt(size)} (p50/p95 ms): ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p50.toFixed(1)}/${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms; background jobs meanwhile: ${ran.length ? ran.map(([job, s]) => `${job} ${s.toFixed(1)} s`).join(', ') : 'none'}`);
   }
   const [small, big] = [at[0], at.at(-1)];
   const sizes = at.map((a) => fmt(a.size)).join(' / ');

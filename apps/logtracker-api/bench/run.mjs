@@ -1218,7 +1218,7 @@ async function main() {
         const dirty = await waitForWrittenOut(60_000);
         log(`growth: at rest after ${seconds(start)} s (${dirty === undefined ? 'dirty pages not known' : `${fmt(Math.round(dirty / 1024))} MiB of dirty pages left`})`);
       };
-      await measureGrowth(rows, { base: grower.base, bare: bare?.base, token, sql, log, fmt, settle });
+      await measureGrowth(rows, { base: grower.base, bare: bare?.base, token, sql, log, fmt, metricsToken: METRICS_TOKEN, settle });
     } finally {
       if (bare) await stopService('bare reads', bare);
       await stopService('growth app', grower);
