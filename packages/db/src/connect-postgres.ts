@@ -34,8 +34,14 @@ const OLTP_SETTINGS = { jit: 'off', max_parallel_workers_per_gather: '0' };
 export function connectPostgres<S extends Record<string, unknown>>(options: DatabaseOptions<S>, url: string, schemaName: string | undefined): DatabaseHandle<S> {
   // Every connection finds the app's tables unqualified (raw SQL, functions, new partitions).
   const path: Record<string, string> = schemaName ? { search_path: searchPath(schemaName) } : {};
-  // What each pool's acquire bound weighs: whether the server answers any of them.
+  // What each pool's acquire bound weighs: whether the server answers any of them, or its probe.
   const answers: ServerAnswers = { succeeded: 0 };
+  let prober: postgres.Sql | undefined;
+  answers.probe = (withinMs) => {
+    // One connection, opened when first needed and closed after a minute idle.
+    prober ??= postgres(url, { ...OUTAGE_OPTIONS, ...writerOnly(url), max: 1, idle_timeout: 60, connection: { application_name: 'api-probe' } });
+    return withinTime(prober`select 1`.execute(), withinMs);
+  };
   const open = (max: number, settings: Record<string, string> = {}): Pool<S> => {
     const client = postgres(url, {
       max,
@@ -70,9 +76,19 @@ export function connectPostgres<S extends Record<string, unknown>>(options: Data
     ],
     exclusive: (name, work) => underAdvisoryLock(main.client, name, work),
     close: async () => {
-      await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 })]);
+      await Promise.all([main.client.end({ timeout: 5 }), custom?.client.end({ timeout: 5 }), prober?.end({ timeout: 1 })]);
     },
   };
+}
+
+/** `work`, failed when it has not settled within `ms` (left to settle by itself). */
+function withinTime<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -40,6 +40,14 @@ interface TrackedQuery extends Waiter {
  */
 export interface ServerAnswers {
   succeeded: number;
+  /**
+   * Asks the server whether it answers, on a connection of its own (`select 1`), settling within
+   * the time given: started by a pool's sweep when queries have waited half the bound while no
+   * query of the server succeeded (every connection of every pool busy, or none to be had), one
+   * at a time. An answer counts as a success: the server is slow, not gone, and the queues wait.
+   */
+  probe?: (withinMs: number) => Promise<unknown>;
+  probing?: boolean;
 }
 
 export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: ServerAnswers = { succeeded: 0 }): InFlight {
@@ -61,7 +69,13 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
    * waiting behind them and refused the next ones at once (the circuit open), where its writes' pool
    * was answered all along. (Successes alone do not say the server is well:
    * a primary whose postmaster was killed keeps serving the connections it had while no new one
-   * can be opened; the failed attempts say it.)
+   * can be opened; the failed attempts say it.) Nor does the lack of them say it is gone: every
+   * connection of every pool can be busy for longer than the bound (a new instance under load, the
+   * first searches of a project of millions of logs taking seconds each); the 503s then fell on
+   * the reads of the soak's warm-up again. So a query that has waited half the bound while nothing
+   * succeeded has the server probed (`server.probe`), and an answer within the other half keeps the
+   * queues waiting; a lost host, a failover, a refused connection do not answer it, and the bound
+   * fails the queries as before.
    */
   const sweep = () => {
     sweeping = null;
@@ -69,6 +83,21 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
     if (server.succeeded !== succeededSeen) {
       succeededSeen = server.succeeded;
       lastSuccessAt = now;
+    }
+    const half = acquireTimeoutMs / 2;
+    if (server.probe && !server.probing && now - lastSuccessAt >= half && circuit.failedAt <= lastSuccessAt) {
+      for (const q of waiting) {
+        if (q.state || now - (q.queuedAt ?? now) < half) continue;
+        server.probing = true;
+        server
+          .probe(half)
+          .then(
+            () => (server.succeeded += 1),
+            () => undefined,
+          )
+          .finally(() => (server.probing = false));
+        break;
+      }
     }
     for (const q of waiting) {
       if (q.state) waiting.delete(q);

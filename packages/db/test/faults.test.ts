@@ -247,7 +247,7 @@ describe('createCircuit', () => {
 
 // The acquire bound tells a server that cannot be reached from a pool busy with slow statements.
 describe.skipIf(!process.env.TEST_DATABASE_URL)('the acquire bound on a pool busy with slow statements', () => {
-  it('keeps a query waiting while the server answers the other pool, and fails it as unavailable when nothing answers', async () => {
+  it('keeps a query waiting while the server answers the other pool, or a probe when nothing else succeeds', async () => {
     const t = await createTestDatabase({ schema, migrationsFolder: initMigrations(), customPlanPoolSize: 1, acquireTimeoutMs: 300 });
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const timed = async (work: () => Promise<unknown>) => {
@@ -278,17 +278,17 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the acquire bound on a pool bus
       expect('error' in queued ? String(queued.error) : queued.value).toEqual([{ n: 2 }]);
       expect(queued.ms).toBeGreaterThan(700);
 
-      // Nothing else answered meanwhile: the server may be gone without a word, and the bound
-      // fails the queued query as unavailable (503) without sending it.
+      // Nothing else answers meanwhile: every connection of the app busy for longer than the
+      // bound. The server answers a probe on a connection of its own, so the query still waits
+      // its turn (a host that answers nothing, or only as a standby, fails the queries within the
+      // bound: failover.test.ts).
       const slowAgain = holding();
       await sleep(20);
-      const refused = await timed(() => queryRows(t.customPlanDb, sql`select 3 as n`));
+      const waited = await timed(() => queryRows<{ n: number }>(t.customPlanDb, sql`select 3 as n`));
       await slowAgain;
-      if (!('error' in refused)) throw new Error(`the queued query ran: ${JSON.stringify(refused.value)}`);
-      expect(codes(refused.error)).toContain('ACQUIRE_TIMEOUT');
-      expect(asUnavailable(refused.error)).toBeInstanceOf(DatabaseUnavailableError);
-      expect(refused.ms).toBeLessThan(900);
-      // The slow statement's success closed the circuit again.
+      expect('error' in waited ? String(waited.error) : waited.value).toEqual([{ n: 3 }]);
+      expect(waited.ms).toBeGreaterThan(700);
+      // No circuit was opened: the next query runs at once.
       await expect(queryRows(t.customPlanDb, sql`select 4 as n`)).resolves.toEqual([{ n: 4 }]);
     } finally {
       await t.destroy();
