@@ -59,7 +59,7 @@ function percentile(sorted, q) {
 }
 
 /** Prometheus text → the value of an unlabelled sample. */
-function metricValue(text, name) {
+export function metricValue(text, name) {
   const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)`, 'm').exec(text);
   return match ? Number(match[1]) : NaN;
 }

@@ -22,7 +22,7 @@
 //   one size to the next (a read of a few milliseconds whose p95 moves with it moves with the machine,
 //   not with the project).
 import { positiveInt } from '../../../scripts/bench-lib.mjs';
-import { jobSeconds } from '../../../scripts/bench-soak.mjs';
+import { jobSeconds, metricValue } from '../../../scripts/bench-soak.mjs';
 import { RARE_TEMPLATE, SOURCES, TEMPLATES, WORDS, seededRandom } from './dataset.mjs';
 
 const FINAL = positiveInt('BENCH_GROWTH_LOGS', 4_000_000);
@@ -187,12 +187,16 @@ const BARE_READ = 'the bare endpoint, one log (reference)';
  * (p95 at each size, growth, verdict), the mixed load's and the ingest rate's.
  */
 export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, metricsToken, settle = async () => {} }) {
-  // The seconds the instance's background jobs ran during a size's reads (from /metrics), logged
-  // with them: a maintenance pass that falls among the reads puts its work on their p95.
+  // The seconds the instance's background jobs ran during a size's reads, and its heap, from
+  // /metrics, logged with them: a maintenance pass that falls among the reads, or collections of a
+  // heap grown by the ingest, put their work on the reads' p95.
   const jobs = async () => {
     if (!metricsToken) return {};
     const response = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
-    return response.ok ? jobSeconds(await response.text()) : {};
+    if (!response.ok) return {};
+    const text = await response.text();
+    const gc = Object.fromEntries([...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*kind="([^"]+)"[^}]*\} ([0-9.e+-]+)/gm)].map(([, kind, v]) => [`gc ${kind}`, Number(v)]));
+    return { ...jobSeconds(text), ...gc, heapMiB: metricValue(text, 'nodejs_heap_size_used_bytes') / 1048576 };
   };
   const call = async (method, path, body) => {
     const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
@@ -216,9 +220,12 @@ export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, me
     const jobsBefore = await jobs();
     const measured = await measureAt(base, token, projectId, bare);
     const jobsAfter = await jobs();
-    const ran = Object.entries(jobsAfter).map(([job, s]) => [job, s - (jobsBefore[job] ?? 0)]).filter(([, s]) => s >= 0.05);
+    const { heapMiB: heapBefore, ...jobsBeforeRest } = jobsBefore;
+    const { heapMiB: heapAfter, ...jobsAfterRest } = jobsAfter;
+    const ran = Object.entries(jobsAfterRest).map(([job, s]) => [job, s - (jobsBeforeRest[job] ?? 0)]).filter(([, s]) => s >= 0.005);
+    const heap = heapBefore === undefined ? '' : `; heap used ${heapBefore.toFixed(0)} → ${heapAfter?.toFixed(0)} MiB`;
     at.push({ size, rate, ...measured });
-    log(`growth at ${fmt(size)} (p50/p95 ms): ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p50.toFixed(1)}/${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms; background jobs meanwhile: ${ran.length ? ran.map(([job, s]) => `${job} ${s.toFixed(1)} s`).join(', ') : 'none'}`);
+    log(`growth at ${fmt(size)} (p50/p95 ms): ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p50.toFixed(1)}/${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms; background jobs and collections meanwhile: ${ran.length ? ran.map(([job, s]) => `${job} ${s.toFixed(2)} s`).join(', ') : 'none'}${heap}`);
   }
   const [small, big] = [at[0], at.at(-1)];
   const sizes = at.map((a) => fmt(a.size)).join(' / ');
