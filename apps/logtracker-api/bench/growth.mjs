@@ -187,16 +187,16 @@ const BARE_READ = 'the bare endpoint, one log (reference)';
  * (p95 at each size, growth, verdict), the mixed load's and the ingest rate's.
  */
 export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, metricsToken, settle = async () => {} }) {
-  // The seconds the instance's background jobs ran during a size's reads, and its heap, from
-  // /metrics, logged with them: a maintenance pass that falls among the reads, or collections of a
-  // heap grown by the ingest, put their work on the reads' p95.
-  const jobs = async () => {
-    if (!metricsToken) return {};
+  // What the instance did besides the reads, logged with each size's (from /metrics): the seconds
+  // its background jobs and its collections (minor, major) ran, and its heap. Either could put work
+  // on the reads' p95 at one size and not another; so far neither grew with the project.
+  const busy = async () => {
+    if (!metricsToken) return { seconds: {}, heapMiB: NaN };
     const response = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
-    if (!response.ok) return {};
+    if (!response.ok) return { seconds: {}, heapMiB: NaN };
     const text = await response.text();
     const gc = Object.fromEntries([...text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*kind="([^"]+)"[^}]*\} ([0-9.e+-]+)/gm)].map(([, kind, v]) => [`gc ${kind}`, Number(v)]));
-    return { ...jobSeconds(text), ...gc, heapMiB: metricValue(text, 'nodejs_heap_size_used_bytes') / 1048576 };
+    return { seconds: { ...jobSeconds(text), ...gc }, heapMiB: metricValue(text, 'nodejs_heap_size_used_bytes') / 1048576 };
   };
   const call = async (method, path, body) => {
     const response = await fetch(base + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
@@ -217,13 +217,11 @@ export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, me
     // burst grew 11 s after its last batch; autovacuum), as it would between a burst and a search.
     await settle();
     log(`growth: ${fmt(rate)} logs/s; reads at ${fmt(size)} logs`);
-    const jobsBefore = await jobs();
+    const before = await busy();
     const measured = await measureAt(base, token, projectId, bare);
-    const jobsAfter = await jobs();
-    const { heapMiB: heapBefore, ...jobsBeforeRest } = jobsBefore;
-    const { heapMiB: heapAfter, ...jobsAfterRest } = jobsAfter;
-    const ran = Object.entries(jobsAfterRest).map(([job, s]) => [job, s - (jobsBeforeRest[job] ?? 0)]).filter(([, s]) => s >= 0.005);
-    const heap = heapBefore === undefined ? '' : `; heap used ${heapBefore.toFixed(0)} → ${heapAfter?.toFixed(0)} MiB`;
+    const after = await busy();
+    const ran = Object.entries(after.seconds).map(([job, s]) => [job, s - (before.seconds[job] ?? 0)]).filter(([, s]) => s >= 0.005);
+    const heap = Number.isFinite(before.heapMiB) ? `; heap used ${before.heapMiB.toFixed(0)} → ${after.heapMiB.toFixed(0)} MiB` : '';
     at.push({ size, rate, ...measured });
     log(`growth at ${fmt(size)} (p50/p95 ms): ${Object.entries(measured.reads).map(([n, r]) => `${n} ${r.p50.toFixed(1)}/${r.p95.toFixed(1)}`).join(', ')}; mixed ${measured.mixed.rps.toFixed(0)} req/s p99 ${measured.mixed.p99.toFixed(0)} ms; background jobs and collections meanwhile: ${ran.length ? ran.map(([job, s]) => `${job} ${s.toFixed(2)} s`).join(', ') : 'none'}${heap}`);
   }

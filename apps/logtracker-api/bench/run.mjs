@@ -1205,10 +1205,9 @@ async function main() {
     if (bare) killOnCleanup('bare reads', bare.pid);
     try {
       // Each size read on a database at rest, as the main reads and the soak: its clients and
-      // autovacuum idle, a CHECKPOINT, the kernel's pages written out. Without the last two, the
-      // reads at 4 000 000 ran while the 2 000 000 logs just posted were being written (p50 flat,
-      // p95 up to 1.9× that at 250 000), and those at 250 000 behind the phases before (p50 a third
-      // above that at 1 000 000).
+      // autovacuum idle, a CHECKPOINT, the kernel's pages written out (30–50 s a size). It did not
+      // explain the app's higher p95s at 4 000 000 (p50 flat, the bare endpoint's p95 flat too in
+      // the same run): docs/performance.md, seventeenth session.
       const settle = async () => {
         if (!sql) return;
         const start = performance.now();
