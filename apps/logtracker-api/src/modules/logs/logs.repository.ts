@@ -1,4 +1,4 @@
-import { claimedStatement, claimedWrite, executeCount, queryRows, timestamptz, withTransaction } from '@repo/db';
+import { claimedStatement, claimedWrite, executeCount, preparedOnce, queryRows, timestamptz, withTransaction } from '@repo/db';
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logs, type Log, type NewLog } from '../../db/schema/index.js';
@@ -192,12 +192,18 @@ const fromFunction = Object.fromEntries(
  * A log the user may read: one of a project they are a member of. An id says nothing of the day
  * a log belongs to: log_for_member (migrations 0007, 0021, 0022) probes the days whose ids hold
  * it, else every daily partition, with plans generic from its first call on a connection, where
- * planning the probes afresh cost more than running them. Its pattern comes in the same statement.
+ * planning the probes afresh cost more than running them. Its pattern comes in the same statement;
+ * the statement is built once (preparedOnce), the same for every log.
  */
-export async function findLogForMember(db: DbTx, logId: number, userId: number): Promise<(Log & { patternId: number | null }) | undefined> {
-  const [row] = await db
+const logForMember = preparedOnce((db) =>
+  db
     .select({ ...fromFunction, patternId: patternOfLogColumn({ projectId: sql`l.project_id`, timestamp: sql`l."timestamp"`, id: sql`l.id` }).mapWith(Number) })
-    .from(sql`log_for_member(${logId}::bigint, ${userId}::int) as l`)
-    .limit(1);
+    .from(sql`log_for_member(${sql.placeholder('logId')}::bigint, ${sql.placeholder('userId')}::int) as l`)
+    .limit(1)
+    .prepare('log_for_member'),
+);
+
+export async function findLogForMember(db: DbTx, logId: number, userId: number): Promise<(Log & { patternId: number | null }) | undefined> {
+  const [row] = await logForMember(db).execute({ logId, userId });
   return row as (Log & { patternId: number | null }) | undefined;
 }
