@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js';
 import { migrationsFolder, schema } from '../src/db/index.js';
 import { logs, projects } from '../src/db/schema/index.js';
 import { createRetentionJob, type JobLogger } from '../src/jobs/retention.js';
+import { defaultPartition, detachEmptyPartition, dropDetached } from '../src/modules/retention/retention.repository.js';
 import { expiryCutoff } from '../src/modules/retention/retention.service.js';
 import { buildTestApp, createLogs, createProject, createUser, type TestApp, type TestUser } from './helpers.js';
 
@@ -211,6 +212,35 @@ describe('retention job', () => {
     expect(await messagesOf(id)).toEqual(['during retention']);
   });
 
+  it('pauses after each batch at least as long as the batch took: it deletes at most half the time', async () => {
+    const id = await projectWithRetention(1);
+    await logsAged(id, Array.from({ length: 600 }, (_, i) => 2 * DAY + i));
+    // Each pause asked for, beside the work done since the previous pause ended (one batch).
+    const pauses: { ms: number; workedMs: number }[] = [];
+    let lastEnd: number | undefined;
+    const sleep = async (ms: number) => {
+      const asked = performance.now();
+      if (lastEnd !== undefined) pauses.push({ ms, workedMs: asked - lastEnd });
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      lastEnd = performance.now();
+    };
+    const { lines, logger } = captureLogger();
+    const retention = createRetentionJob({ db: t.database.db, logger, batchSize: 60, pauseMs: 1, sleep });
+
+    const result = await retention.runOnce();
+
+    expect(result.deleted).toBe(600);
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+    // Ten batches: a pause after each of the first nine, the tenth followed by the pause between
+    // projects; every pause but the first is seen beside the batch before it.
+    expect(pauses.length).toBeGreaterThanOrEqual(9);
+    for (const { ms, workedMs } of pauses) {
+      expect(ms).toBeGreaterThanOrEqual(1);
+      // The batch is timed inside the interval seen here: only the loop's own steps are outside.
+      expect(ms).toBeGreaterThanOrEqual(workedMs * 0.8 - 1);
+    }
+  });
+
   it('joins a run in flight instead of starting a second one', async () => {
     const { retention } = job();
     const first = retention.runOnce();
@@ -365,6 +395,27 @@ describe('retention by daily partition', () => {
     expect(run.partitionsDropped).toBe(1);
     expect(await tablesOf([partitionOf(6)])).toEqual([]);
     expect(await partitionsOf()).toContain(partitionOf(3));
+  });
+
+  it('detaches a day only while it holds no log, in one statement', async () => {
+    const project = await createProject(iso, user);
+    await queryRows(iso.database.db, sql`select logs_ensure_partitions((now() at time zone 'UTC')::date - 8, (now() at time zone 'UTC')::date - 8)`);
+    const from = new Date(noon(8).getTime() - 12 * 60 * 60 * 1000);
+    const day = { name: partitionOf(8), from, to: new Date(from.getTime() + DAY) };
+    const fallback = await defaultPartition(iso.database.db);
+    // A late backfill landed there: the day stays.
+    const [late] = await createLogs(iso, project.id, [{ message: 'late, 8 days', timestamp: noon(8) }]);
+    expect(await detachEmptyPartition(iso.database.db, day, fallback, 5)).toBe(false);
+    expect(await partitionsOf()).toContain(day.name);
+    expect(await messages(project.id)).toEqual(['late, 8 days']);
+
+    await iso.database.db.delete(logs).where(eq(logs.id, late!.id));
+    expect(await detachEmptyPartition(iso.database.db, day, fallback, 5)).toBe(true);
+    // Detached, a table of its own until dropped.
+    expect(await partitionsOf()).not.toContain(day.name);
+    expect(await tablesOf([day.name])).toEqual([day.name]);
+    await dropDetached(iso.database.db, day.name);
+    expect(await tablesOf([day.name])).toEqual([]);
   });
 
   it.runIf(process.env.TEST_DATABASE_URL)('gives up on a busy table for this run instead of keeping ingestion waiting', async () => {

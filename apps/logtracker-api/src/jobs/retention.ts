@@ -22,10 +22,12 @@ export function createRetentionJob(deps: {
   db: DbTx;
   logger: JobLogger;
   batchSize: number;
-  /** Pause between two batches; 0 still yields to the event loop. */
+  /** Least pause between two batches, never shorter than the batch before it; 0 only yields to the event loop. */
   pauseMs: number;
   /** The clock, so that tests can move time. */
   now?: () => Date;
+  /** How a run waits between batches, so that tests can see its pauses. */
+  sleep?: (ms: number) => Promise<void>;
   /** Keeps runs of several instances from overlapping (the database's `exclusive`); none on one process. */
   exclusive?: Exclusive;
   /** Counts and times each pass (the app's metrics); passes run untimed without it (CLI, tests). */

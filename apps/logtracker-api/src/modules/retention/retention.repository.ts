@@ -125,24 +125,23 @@ export async function emptyPartition(tx: DbTx, partition: DailyPartition, keepin
 }
 
 /**
- * In the caller's transaction: takes every lock a detach needs, the partition's and the default
- * partition's (`fallback`, whose bounds it widens) first, the logs table's last, then detaches the
- * partition if it is still empty; the caller drops it once this transaction is over (dropDetached).
- * Answers false, having detached nothing, when logs arrived there.
+ * Detaches the partition if it is still empty, in one statement of its own (no transaction around
+ * it; logs_detach_empty_partition, migration 0023): every lock a detach needs, each waited for at
+ * most `lockWaitMs` (error 55P03 beyond), the partition's and the default partition's (`fallback`,
+ * whose bounds it widens) first, the logs table's last, then the check and the detach. The logs
+ * table is held until the statement commits, with no round trip to the client in between. The
+ * caller drops the table once it is detached (dropDetached). Answers false, having detached
+ * nothing, when logs arrived there.
  * Not dropped here: a drop's commit scans every shared buffer for the pages of its files (with
  * 4 GB of shared_buffers, 20 to 40 ms under ingest), and it would do so holding the logs table,
  * every insert waiting; a detach's commit only records the change.
  */
-export async function detachEmptyPartition(tx: DbTx, partition: DailyPartition, fallback: string | undefined): Promise<boolean> {
-  const table = tableOf(partition);
-  await tx.execute(sql`lock table ${table} in access exclusive mode`);
-  if (fallback) await tx.execute(sql`lock table ${sql.raw(fallback)} in access exclusive mode`);
-  await tx.execute(sql`lock table only logs in access exclusive mode`);
-  const [row] = await queryRows<{ full: boolean }>(tx, sql`select exists (select 1 from ${table}) as full`);
-  // Logs arrived for the day since it was emptied (a late backfill): they go first, next run.
-  if (row?.full) return false;
-  await tx.execute(sql`alter table logs detach partition ${table}`);
-  return true;
+export async function detachEmptyPartition(db: DbTx, partition: DailyPartition, fallback: string | undefined, lockWaitMs: number): Promise<boolean> {
+  const [row] = await queryRows<{ detached: boolean }>(
+    db,
+    sql`select logs_detach_empty_partition(${partition.name}::regclass, ${fallback ?? null}::regclass, ${lockWaitMs}::int) as detached`,
+  );
+  return row?.detached === true;
 }
 
 /**

@@ -71,36 +71,52 @@ export function createRetentionService(deps: {
   db: DbTx;
   logger: RetentionLogger;
   batchSize: number;
-  /** Pause between two batches; 0 still yields to the event loop. */
+  /** Least pause between two batches, which is never shorter than the batch before it; 0 only yields to the event loop. */
   pauseMs: number;
   /** The clock, so that tests can move time. */
   now?: () => Date;
+  /** How the run waits between batches, so that tests can see its pauses. */
+  sleep?: (ms: number) => Promise<void>;
 }) {
   const { db, logger, batchSize, pauseMs } = deps;
   const now = deps.now ?? (() => new Date());
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
-  const pause = () => (pauseMs > 0 ? sleep(pauseMs) : yieldNow());
+  /**
+   * The pause after work that took `workedMs`: `pauseMs`, and never shorter than the work itself,
+   * so that the run deletes at most half the time. A batch's delete keeps a CPU of the database
+   * busy: back to back with 50 ms pauses, a run over millions of expired logs took a core of the
+   * two on the bench's machine, and the inserts' own short locks (a table's extension) then waited
+   * behind lock holders the scheduler had put aside. 0 only yields (tests, or a run to finish fast).
+   */
+  const pause = (workedMs = 0) => (pauseMs > 0 ? sleep(Math.max(pauseMs, Math.round(workedMs))) : yieldNow());
 
   /**
-   * Runs `statement` in a transaction that waits at most `timeoutMs` for its locks, again after a
-   * pause while a lock is not granted, up to LOCK_ATTEMPTS times (fewer once stopped); answers
-   * what it answered, or BUSY when every attempt timed out.
+   * Runs `attempt` again after a pause while a lock is not granted in time (55P03), up to
+   * LOCK_ATTEMPTS times (fewer once stopped); answers what it answered, or BUSY when every attempt
+   * timed out.
    */
-  async function underLockTimeout<T>(timeoutMs: number, signal: StopSignal, statement: (tx: DbTx) => Promise<T>): Promise<T | typeof BUSY> {
-    for (let attempt = 1; ; attempt++) {
+  async function retriedOnLockTimeout<T>(signal: StopSignal, attempt: () => Promise<T>): Promise<T | typeof BUSY> {
+    for (let tries = 1; ; tries++) {
       try {
-        return await withTransaction(db, async (tx) => {
-          await repo.setLockTimeout(tx, timeoutMs);
-          return statement(tx);
-        });
+        return await attempt();
       } catch (error) {
         if (sqlState(error) !== '55P03') throw error;
-        if (attempt >= LOCK_ATTEMPTS || signal.aborted) return BUSY;
+        if (tries >= LOCK_ATTEMPTS || signal.aborted) return BUSY;
         await sleep(LOCK_RETRY_PAUSE_MS);
       }
     }
+  }
+
+  /** `statement` in a transaction that waits at most `timeoutMs` for each lock, retried (retriedOnLockTimeout). */
+  function underLockTimeout<T>(timeoutMs: number, signal: StopSignal, statement: (tx: DbTx) => Promise<T>): Promise<T | typeof BUSY> {
+    return retriedOnLockTimeout(signal, () =>
+      withTransaction(db, async (tx) => {
+        await repo.setLockTimeout(tx, timeoutMs);
+        return statement(tx);
+      }),
+    );
   }
 
   /**
@@ -121,12 +137,13 @@ export function createRetentionService(deps: {
    * default partition's (`fallback`, whose bounds it widens; nobody writes today's logs there),
    * then the logs table's, last, so that inserts wait behind it no longer than one timeout and the
    * detach itself, and never while it waits on something else (a vacuum of the partition, a read
-   * of the default one). No insert can reach the partition between the check that it is empty and
-   * the detach, which follows at once. The drop, whose commit scans the shared buffers, locks the
-   * detached table alone (repo.detachEmptyPartition).
+   * of the default one) nor on this process: locks, check and detach are one statement. No insert
+   * can reach the partition between the check that it is empty and the detach, which follows at
+   * once. The drop, whose commit scans the shared buffers, locks the detached table alone
+   * (repo.detachEmptyPartition).
    */
   async function drop(partition: DailyPartition, fallback: string | undefined, signal: StopSignal): Promise<boolean> {
-    const detached = await underLockTimeout(DROP_LOCK_TIMEOUT_MS, signal, (tx) => repo.detachEmptyPartition(tx, partition, fallback));
+    const detached = await retriedOnLockTimeout(signal, () => repo.detachEmptyPartition(db, partition, fallback, DROP_LOCK_TIMEOUT_MS));
     if (detached !== true) return false;
     await repo.dropDetached(db, partition.name);
     return true;
@@ -155,6 +172,7 @@ export function createRetentionService(deps: {
       const expired = cutoffs.filter((p) => p.cutoff.getTime() >= partition.to.getTime()).map((p) => p.id);
       const found = await repo.partitionOccupancy(db, partition, keeping);
       if (found.held) continue;
+      const from = performance.now();
       if (found.occupied) {
         const gone = await empty(partition, keeping, expired, signal);
         if (gone === 'kept') continue;
@@ -172,7 +190,8 @@ export function createRetentionService(deps: {
           logger.info({ partition: partition.name }, 'retention: expired day dropped');
         }
       }
-      await yieldNow();
+      // After a truncate or a drop (each also scans the shared buffers), the pause; else a yield.
+      await (found.occupied || partition.to.getTime() <= earliest ? pause(performance.now() - from) : yieldNow());
     }
     return result;
   }
@@ -194,22 +213,27 @@ export function createRetentionService(deps: {
         if (signal.aborted) break;
         examined += 1;
         let forProject = 0;
+        let workedMs: number;
         for (;;) {
+          const from = performance.now();
           const batch = await repo.deleteExpiredBatch(db, project.id, project.cutoff, batchSize);
+          workedMs = performance.now() - from;
           batches += 1;
           forProject += batch.deleted;
           if (!batch.more || signal.aborted) break;
-          await pause();
+          await pause(workedMs);
         }
         // The pattern tags of expired logs go with them, whichever way the logs went.
+        const tagsFrom = performance.now();
         await deleteExpiredTags(db, project.id, project.cutoff);
+        workedMs = Math.max(workedMs, performance.now() - tagsFrom);
         if (forProject > 0) {
           logger.info({ projectId: project.id, deleted: forProject, cutoff: project.cutoff.toISOString() }, 'retention: expired logs deleted');
         }
         deleted += forProject;
         // Between projects too: after a delete, the pause; after a mere look, a yield, so that many
         // projects with nothing to delete neither add up to a stall nor make the run crawl.
-        await (forProject > 0 ? pause() : yieldNow());
+        await (forProject > 0 ? pause(workedMs) : yieldNow());
       }
       const result = {
         deleted,
