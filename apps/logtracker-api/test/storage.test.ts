@@ -212,6 +212,28 @@ describe('expired rollups', () => {
   });
 });
 
+describe('tables every ingest writes to', () => {
+  const ingestTables = ['log_level_counts', 'log_source_counts', 'idempotency_keys', 'rate_limit_counters'];
+
+  it('keep their empty tail pages through a vacuum, which would lock out every insert to cut them', async () => {
+    const options = await rows<{ name: string; options: string[] | null }>(
+      sql`select relname as name, reloptions as options from pg_class
+           where relnamespace = 'logtracker'::regnamespace and relname = any(${`{${ingestTables.join(',')}}`}::text[]) order by relname`,
+    );
+    expect(options).toEqual([...ingestTables].sort().map((name) => ({ name, options: ['vacuum_truncate=false'] })));
+
+    // A rollup's newest pages emptied (retention, a merge), then vacuumed: the table keeps them.
+    const bucket = new Date(Date.now() - 3_600_000).toISOString();
+    await t.database.db.execute(sql`insert into log_level_counts (project_id, grain, bucket, level, count, compacted)
+                                    select 1999999999, 'minute', ${bucket}::timestamptz, 'info', n, true from generate_series(1, 3000) as n`);
+    const size = async () => Number((await rows<{ n: number | string }>(sql`select pg_relation_size('log_level_counts') as n`))[0]!.n);
+    const filled = await size();
+    await t.database.db.execute(sql`delete from log_level_counts where project_id = 1999999999`);
+    await t.database.db.execute(sql`vacuum log_level_counts`);
+    expect(await size()).toBe(filled);
+  });
+});
+
 describe('keyset paging and counts', () => {
   let projectId: number;
   const list = (query: string) =>
