@@ -103,6 +103,7 @@ describe('a database migrated before the log tracker had a schema of its own', (
       'log_search_query_keys',
       'log_search_rare_query_keys',
       'log_search_refresh_common_keys',
+      'logs_detach_empty_partition',
       'logs_ensure_partitions',
       'logs_partition_statistics',
       'logs_rollup_delete',
