@@ -1,4 +1,4 @@
-import { queryRows, withTransaction } from '@repo/db';
+import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { Counter } from '@repo/http';
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
@@ -218,7 +218,7 @@ describe('tables every ingest writes to', () => {
   it('keep their empty tail pages through a vacuum, which would lock out every insert to cut them', async () => {
     const options = await rows<{ name: string; options: string[] | null }>(
       sql`select relname as name, reloptions as options from pg_class
-           where relnamespace = 'logtracker'::regnamespace and relname = any(${`{${ingestTables.join(',')}}`}::text[]) order by relname`,
+           where relnamespace = 'logtracker'::regnamespace and relname = any(${arrayLiteral(ingestTables)}::text[]) order by relname`,
     );
     expect(options).toEqual([...ingestTables].sort().map((name) => ({ name, options: ['vacuum_truncate=false'] })));
 

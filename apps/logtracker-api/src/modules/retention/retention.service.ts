@@ -91,7 +91,7 @@ export function createRetentionService(deps: {
    * extension) waited behind holders the scheduler had put aside. 0 only yields (tests, or a run
    * to finish fast).
    */
-  const pause = (workedMs = 0) => (pauseMs > 0 ? sleep(Math.max(pauseMs, Math.round(workedMs))) : yieldNow());
+  const pause = (workedMs: number) => (pauseMs > 0 ? sleep(Math.max(pauseMs, Math.round(workedMs))) : yieldNow());
 
   /**
    * Runs `attempt` again after a pause while a lock is not granted in time (55P03), up to
