@@ -85,8 +85,8 @@ if (marketplace) {
     return { data: user };
   });
   route('/api/logs/:id', async (userId, request, reply) => {
-    // A log of a project the caller is a member of, with its pattern, in one statement (as the app
-    // reads it: every daily partition probed by the id).
+    // A log of a project the caller is a member of, with its pattern, in one statement: every daily
+    // partition probed by the id (the app's log_for_member probes the days whose ids hold it first).
     const id = Number(request.params.id);
     const [log] = Number.isSafeInteger(id)
       ? await sql`select l.id, l.project_id, l.level, l.message, l.context, l.source, l."timestamp", l.received_at,

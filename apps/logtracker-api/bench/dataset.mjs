@@ -73,13 +73,15 @@ function levelOf(r) {
 }
 
 /**
- * One INSERT … SELECT generating rows [first, last] of a project server-side. Parameters:
- * $1 project id, $2 first, $3 last, $4 templates, $5 words, $6 sources, $7 regions, $8 rare template,
- * $9 rare share, $10 days the timestamps spread over.
+ * One INSERT … SELECT generating rows [first, last] (from 0) of a data set of `total` rows spread
+ * over the last `days` days, in time order, the projects' rows interleaved (row i belongs to
+ * projects[i % projects]): logs stored as they are shipped, so that ids grow with time as they do
+ * on a deployment. Parameters: $1 project ids, $2 first, $3 last, $4 templates, $5 words,
+ * $6 sources, $7 regions, $8 rare template, $9 rare share, $10 days, $11 total.
  */
 export const INSERT_GENERATED_SQL = `
 insert into logs (project_id, level, message, context, source, "timestamp", received_at)
-select $1::int,
+select ($1::int[])[1 + (i % cardinality($1::int[]))::int],
        case when r_level < 0.70 then 'info' when r_level < 0.85 then 'debug'
             when r_level < 0.95 then 'warning' else 'error' end,
        format(case when r_rare < $9::float8 then $8::text
@@ -91,17 +93,30 @@ select $1::int,
        ($6::text[])[1 + floor(r_src * cardinality($6::text[]))::int],
        ts,
        ts + make_interval(secs => r_src * 2)
-  from (select random() as r_level, random() as r_rare, random() as r_tpl, random() as r_ctx, random() as r_src,
+  from (select i, random() as r_level, random() as r_rare, random() as r_tpl, random() as r_ctx, random() as r_src,
                1 + floor(random() * 999999)::int as a_num,
                '10.' || floor(random() * 256)::int || '.' || floor(random() * 256)::int || '.' || floor(random() * 256)::int as a_ip,
                1 + floor(random() * random() * 5000)::int as a_ms,
                ($5::text[])[1 + floor(power(random(), 3) * cardinality($5::text[]))::int] as a_word,
                substr(md5(random()::text), 1, 8) as a_hex,
-               now() - random() * make_interval(days => $10::int) as ts
-          from generate_series($2::bigint, $3::bigint)) as g`;
+               now() - make_interval(days => $10::int) * (1 - (i + random()) / $11::float8) as ts
+          from generate_series($2::bigint, $3::bigint) as i) as g`;
 
-export function insertGeneratedParams(projectId, first, last, days = 30) {
-  return [projectId, first, last, TEMPLATES, WORDS, SOURCES, REGIONS, RARE_TEMPLATE, RARE_SHARE, days];
+/** The parameters of INSERT_GENERATED_SQL: rows [first, last] of `total` over `days` days. */
+export function insertGeneratedParams(projectIds, first, last, total, days = 30) {
+  return [projectIds, first, last, TEMPLATES, WORDS, SOURCES, REGIONS, RARE_TEMPLATE, RARE_SHARE, days, total];
+}
+
+/**
+ * The slices [first, last] of a generated data set of `total` rows over `days` days, each at most
+ * `chunk` rows and six hours: loaded two at a time, the ids of one day then reach into the days
+ * beside it only, as a day's ids do when late logs arrive.
+ */
+export function generatedSlices(total, days, chunk) {
+  const size = Math.max(1, Math.min(chunk, Math.ceil(total / (days * 4))));
+  const slices = [];
+  for (let first = 0; first < total; first += size) slices.push([first, Math.min(total, first + size) - 1]);
+  return slices;
 }
 
 /** A small seeded generator, so every run sends the same batches. */

@@ -21,7 +21,7 @@
 //   project by its id in the same turns, one request a turn: not judged, the machine's own drift from
 //   one size to the next (a read of a few milliseconds whose p95 moves with it moves with the machine,
 //   not with the project).
-import { positiveInt } from '../../../scripts/bench-lib.mjs';
+import { positiveInt, timedGet } from '../../../scripts/bench-lib.mjs';
 import { jobSeconds, metricValue } from '../../../scripts/bench-soak.mjs';
 import { RARE_TEMPLATE, SOURCES, TEMPLATES, WORDS, seededRandom } from './dataset.mjs';
 
@@ -99,11 +99,9 @@ async function grow(base, projectId, key, count, random) {
 }
 
 async function get(base, path, token) {
-  const start = performance.now();
-  const response = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
-  return { elapsed: performance.now() - start, body };
+  const { status, text, elapsed } = await timedGet(base + path, { authorization: `Bearer ${token}` });
+  if (status < 200 || status >= 300) throw new Error(`${path}: ${status} ${text.slice(0, 200)}`);
+  return { elapsed, body: JSON.parse(text) };
 }
 
 const p = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];

@@ -6,7 +6,8 @@
 //   2. The app (`node dist/server.js`) on it; a user, a big project and 4 others, an ingest key.
 //   3. The data set, generated server-side with INSERT … SELECT: BENCH_LOGS logs (default 1 000 000)
 //      in each of the 5 projects, over 30 days, each day in its own daily partition as on a
-//      deployment that has kept them. The app is then restarted, so that its start-up maintenance
+//      deployment that has kept them; in time order, the projects' logs interleaved, as logs are
+//      shipped (ids grow with time). The app is then restarted, so that its start-up maintenance
 //      (rollup compaction) runs before anything is measured, as it would have in production over
 //      the days the data stands for; then VACUUM ANALYZE.
 //   4. Reads against the big project, before any ingest adds to it: sequential requests on a
@@ -43,10 +44,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, postgresCpuSeconds, printTable, processCpuSeconds, runNode, startBareReads, startService } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, postgresCpuSeconds, printTable, processCpuSeconds, runNode, startBareReads, startService, timedGet as timedRequest } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
+  generatedSlices,
   RARE_TERM,
   insertGeneratedParams,
   makeEntries,
@@ -210,13 +212,10 @@ function percentiles(samples) {
   return { n: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
-/** One timed GET, body read and parsed; throws on a non-2xx answer. */
+/** One timed GET (bench-lib's lean client), body read and parsed; throws on a non-2xx answer. */
 async function timedGet(base, path, token) {
-  const start = performance.now();
-  const response = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
-  const text = await response.text();
-  const elapsed = performance.now() - start;
-  if (!response.ok) throw new Error(`${response.status} ${text.slice(0, 200)}`);
+  const { status, text, elapsed } = await timedRequest(base + path, { authorization: `Bearer ${token}` });
+  if (status < 200 || status >= 300) throw new Error(`${status} ${text.slice(0, 200)}`);
   return { elapsed, body: JSON.parse(text) };
 }
 
@@ -335,23 +334,21 @@ async function waitForWrittenOut(timeoutMs) {
   }
 }
 
-/** Generates the data set server-side, LOAD_CHUNK rows per statement, LOAD_WORKERS statements at a time. */
+/**
+ * Generates the data set server-side, in time order with the projects' logs interleaved (as they
+ * arrive), LOAD_WORKERS statements at a time, each at most LOAD_CHUNK rows and six hours.
+ */
 async function loadWithSql(sql, projectIds) {
-  const tasks = [];
-  for (const projectId of projectIds) {
-    for (let first = 1; first <= LOGS_PER_PROJECT; first += LOAD_CHUNK) {
-      tasks.push([projectId, first, Math.min(LOGS_PER_PROJECT, first + LOAD_CHUNK - 1)]);
-    }
-  }
   const total = LOGS_PER_PROJECT * projectIds.length;
+  const tasks = generatedSlices(total, 30, LOAD_CHUNK);
   const start = performance.now();
   let done = 0;
   const worker = async () => {
     for (let task = tasks.shift(); task; task = tasks.shift()) {
-      const [projectId, first, last] = task;
-      await sql.unsafe(INSERT_GENERATED_SQL, insertGeneratedParams(projectId, first, last));
+      const [first, last] = task;
+      await sql.unsafe(INSERT_GENERATED_SQL, insertGeneratedParams(projectIds, first, last, total));
       done += last - first + 1;
-      log(`  ${fmt(done)} / ${fmt(total)} logs (${seconds(start)} s)`);
+      if (tasks.length % 10 === 0) log(`  ${fmt(done)} / ${fmt(total)} logs (${seconds(start)} s)`);
     }
   };
   await Promise.all(Array.from({ length: LOAD_WORKERS }, worker));
@@ -505,8 +502,8 @@ async function measureReads(base, token, projectId, knownTotal, { bareEnv } = {}
     const byId = () => `/api/logs/${ids[Math.floor(random() * ids.length)]}`;
     if (bareEnv) {
       // Beside the least a Node service does for it (scripts/bare-reads.mjs: the same JWT check, the
-      // session, the log and its pattern in one statement), request by request: the machine's own
-      // floor for a read that takes two round trips to PostgreSQL.
+      // session, the log and its pattern in one statement probing every daily partition by the
+      // id), request by request: two round trips to PostgreSQL without the app's partition ids.
       const bare = await startBareReads('logtracker', bareEnv);
       killOnCleanup('bare reads', bare.pid);
       try {
@@ -698,12 +695,11 @@ async function measureAnalyse(rows, { sql, base, token }) {
   const project = (await call(base, 'POST', '/api/projects', { body: { name: `bench-analyse-${Date.now()}` }, token })).data.id;
   log(`analyse: loading ${fmt(ANALYSE_LOGS)} logs of the last 24 hours into a new project`);
   const loadStart = performance.now();
-  const tasks = [];
-  for (let first = 1; first <= ANALYSE_LOGS; first += LOAD_CHUNK) tasks.push([first, Math.min(ANALYSE_LOGS, first + LOAD_CHUNK - 1)]);
+  const tasks = generatedSlices(ANALYSE_LOGS, 1, LOAD_CHUNK);
   await Promise.all(
     Array.from({ length: LOAD_WORKERS }, async () => {
       for (let task = tasks.shift(); task; task = tasks.shift()) {
-        await sql.unsafe(INSERT_GENERATED_SQL, insertGeneratedParams(project, task[0], task[1], 1));
+        await sql.unsafe(INSERT_GENERATED_SQL, insertGeneratedParams([project], task[0], task[1], ANALYSE_LOGS, 1));
       }
     }),
   );
