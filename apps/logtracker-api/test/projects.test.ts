@@ -1,6 +1,8 @@
-import { eq } from 'drizzle-orm';
+import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logs, projectMembers, projects } from '../src/db/schema/index.js';
+import { logCounts } from '../src/modules/projects/projects.repository.js';
 import {
   addMember,
   buildTestApp,
@@ -220,6 +222,41 @@ describe('log_count on projects', () => {
 
     const created = await call(owner, 'POST', '/api/projects', { name: 'New' });
     expect(created.json().data.log_count).toBe(0);
+  });
+});
+
+describe('log_count, as a list grows its rollups', () => {
+  // The main pool plans each statement once for every value (genericPlans, postgres.js only): the
+  // plan must read the day buckets of the listed projects, not every bucket of them, when they
+  // are all the projects there are (one team's deployment) and their minutes and hours are most of
+  // the rollups.
+  it.runIf(process.env.TEST_DATABASE_URL)('reads the day buckets of the listed projects, planned once for every list', async () => {
+    const owner = await createUser(t);
+    const ids = [(await createProject(t, owner)).id, (await createProject(t, owner)).id, (await createProject(t, owner)).id];
+    const db = t.database.db;
+    await db.execute(sql`
+      insert into log_level_counts (project_id, grain, bucket, level, count, compacted)
+      select p, g.grain, date_trunc(g.grain, now() - g.step * i), l, 1, true
+        from unnest(${arrayLiteral(ids)}::int[]) p,
+             (values ('minute', interval '1 minute', 4320), ('hour', interval '1 hour', 720), ('day', interval '1 day', 30)) g(grain, step, n),
+             generate_series(0, g.n - 1) i,
+             unnest(array['debug', 'info', 'warning', 'error']) l`);
+    await db.execute(sql`vacuum analyze log_level_counts`);
+
+    const plan = await withTransaction(db, async (tx) => {
+      expect(await logCounts(tx, ids)).toEqual(new Map(ids.map((id) => [id, 120])));
+      // The statement as postgres.js prepared it on this connection, explained with the same ids.
+      const [prepared] = await queryRows<{ name: string }>(
+        tx,
+        sql`select name from pg_prepared_statements
+             where statement like '%sum(%' and statement like '%log_level_counts%' and not from_sql`,
+      );
+      if (!prepared) throw new Error('the log counts were not prepared');
+      return queryRows(tx, sql.raw(`explain (format json) execute ${prepared.name}('${arrayLiteral(ids)}')`));
+    });
+    const text = JSON.stringify(plan);
+    expect(text).toContain('log_level_counts_idx');
+    expect(text).not.toContain('Seq Scan');
   });
 });
 

@@ -1,5 +1,5 @@
-import { pageWithTotal, preparedOnce, totalOfList, withTransaction } from '@repo/db';
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { arrayLiteral, pageWithTotal, preparedOnce, totalOfList, withTransaction } from '@repo/db';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logPatterns, logs, projectMembers, projects, type ProjectRole } from '../../db/schema/index.js';
 
@@ -87,14 +87,24 @@ export async function listForMember(db: DbTx, userId: number, limit: number, off
  * index entries per project, where counting the logs would read millions. Day buckets are kept
  * 62 days (ROLLUP_KEEP_DAYS), so the logs of older days are not in the sum. A project without
  * any is not in the map.
+ *
+ * Prepared once with the ids as one array and the grain written out: the main pool plans it once
+ * for every list (genericPlans), and with the grain a value too, that plan took a third of the
+ * rollups' rows for the caller's projects and read them all, the minutes and hours included (a
+ * sequential scan of 4 491 pages, 6–12 ms a list, where the day buckets' index entries took 0.1).
  */
-export async function logCounts(db: DbTx, projectIds: number[]): Promise<Map<number, number>> {
-  if (projectIds.length === 0) return new Map();
-  const rows = await db
+const projectLogCounts = preparedOnce((db) =>
+  db
     .select({ projectId: logLevelCounts.projectId, n: sql<string>`sum(${logLevelCounts.count})` })
     .from(logLevelCounts)
-    .where(and(inArray(logLevelCounts.projectId, projectIds), eq(logLevelCounts.grain, 'day')))
-    .groupBy(logLevelCounts.projectId);
+    .where(and(sql`${logLevelCounts.projectId} = any(${sql.placeholder('projectIds')}::int[])`, sql`${logLevelCounts.grain} = 'day'`))
+    .groupBy(logLevelCounts.projectId)
+    .prepare('project_log_counts'),
+);
+
+export async function logCounts(db: DbTx, projectIds: number[]): Promise<Map<number, number>> {
+  if (projectIds.length === 0) return new Map();
+  const rows = await projectLogCounts(db).execute({ projectIds: arrayLiteral(projectIds) });
   return new Map(rows.map((row) => [row.projectId, Math.max(0, Number(row.n))]));
 }
 
