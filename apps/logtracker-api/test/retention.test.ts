@@ -420,6 +420,29 @@ describe('retention by daily partition', () => {
     expect(await tablesOf([day.name])).toEqual([]);
   });
 
+  it.runIf(process.env.TEST_DATABASE_URL)('leaves a day that holds logs without waiting on the logs table', async () => {
+    const project = await createProject(iso, user);
+    await queryRows(iso.database.db, sql`select logs_ensure_partitions((now() at time zone 'UTC')::date - 9, (now() at time zone 'UTC')::date - 9)`);
+    const from = new Date(noon(9).getTime() - 12 * 60 * 60 * 1000);
+    const day = { name: partitionOf(9), from, to: new Date(from.getTime() + DAY) };
+    const [late] = await createLogs(iso, project.id, [{ message: 'late, 9 days', timestamp: noon(9) }]);
+    const fallback = await defaultPartition(iso.database.db);
+    const other = await createDatabase({ url: iso.database.url, schema, migrationsFolder, poolSize: 1 });
+    try {
+      // An insert in flight holds the logs table: the check of the day needs no lock on it.
+      await other.db.transaction(async (tx) => {
+        await tx.execute(sql`lock table only logs in row exclusive mode`);
+        expect(await detachEmptyPartition(iso.database.db, day, fallback, 200)).toBe(false);
+      });
+      expect(await partitionsOf()).toContain(day.name);
+    } finally {
+      await other.close();
+    }
+    await iso.database.db.delete(logs).where(eq(logs.id, late!.id));
+    expect(await detachEmptyPartition(iso.database.db, day, fallback, 200)).toBe(true);
+    await dropDetached(iso.database.db, day.name);
+  });
+
   it.runIf(process.env.TEST_DATABASE_URL)('gives up on a busy table for this run instead of keeping ingestion waiting', async () => {
     const project = await createProject(iso, user);
     // Every project keeps one day: three days ago has expired for all of them.

@@ -126,10 +126,11 @@ export async function emptyPartition(tx: DbTx, partition: DailyPartition, keepin
 
 /**
  * Detaches the partition if it is still empty, in one statement of its own (no transaction around
- * it; logs_detach_empty_partition, migration 0023): every lock a detach needs, each waited for at
- * most `lockWaitMs` (error 55P03 beyond), the partition's and the default partition's (`fallback`,
- * whose bounds it widens) first, the logs table's last, then the check and the detach. The logs
- * table is held until the statement commits, with no round trip to the client in between. The
+ * it; logs_detach_empty_partition, migrations 0023 and 0025): every lock a detach needs, each
+ * waited for at most `lockWaitMs` (error 55P03 beyond): the partition's, then the check that it
+ * is empty (its lock keeps inserts out), then the default partition's (`fallback`, whose bounds it
+ * widens), the logs table's last, and the detach. The logs table is held for the detach alone,
+ * until the statement commits, with no round trip to the client in between. The
  * caller drops the table once it is detached (dropDetached). Answers false, having detached
  * nothing, when logs arrived there.
  * Not dropped here: a drop's commit scans every shared buffer for the pages of its files (with

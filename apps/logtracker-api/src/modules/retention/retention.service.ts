@@ -134,13 +134,13 @@ export function createRetentionService(deps: {
 
   /**
    * Drops an empty partition: detaches it, then drops the table it became. Every lock the detach
-   * needs is taken first, each waiting DROP_LOCK_TIMEOUT_MS at most: the partition's and the
-   * default partition's (`fallback`, whose bounds it widens; nobody writes today's logs there),
-   * then the logs table's, last, so that inserts wait behind it no longer than one timeout and the
-   * detach itself, and never while it waits on something else (a vacuum of the partition, a read
-   * of the default one) nor on this process: locks, check and detach are one statement. No insert
-   * can reach the partition between the check that it is empty and the detach, which follows at
-   * once. The drop, whose commit scans the shared buffers, locks the detached table alone
+   * needs is taken first, each waiting DROP_LOCK_TIMEOUT_MS at most: the partition's, whose lock
+   * keeps inserts out of it while it is checked empty, then the default partition's (`fallback`,
+   * whose bounds it widens; nobody writes today's logs there), then the logs table's, last, so
+   * that inserts wait behind it no longer than one timeout and the detach itself, and never while
+   * it waits on something else (a vacuum of the partition, a read of the default one), while it
+   * checks the day, nor on this process: locks, check and detach are one statement. The drop,
+   * whose commit scans the shared buffers, locks the detached table alone
    * (repo.detachEmptyPartition).
    */
   async function drop(partition: DailyPartition, fallback: string | undefined, signal: StopSignal): Promise<boolean> {
