@@ -98,11 +98,7 @@ async function grow(base, projectId, key, count, random) {
   return (Math.ceil(count / BATCH) * BATCH) / ((performance.now() - start) / 1000);
 }
 
-async function get(base, path, token) {
-  const { status, text, elapsed } = await timedGet(base + path, { authorization: `Bearer ${token}` });
-  if (status < 200 || status >= 300) throw new Error(`${path}: ${status} ${text.slice(0, 200)}`);
-  return { elapsed, body: JSON.parse(text) };
-}
+const get = (base, path, token) => timedGet(base + path, token);
 
 const p = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 

@@ -44,7 +44,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, postgresCpuSeconds, printTable, processCpuSeconds, runNode, startBareReads, startService, timedGet as timedRequest } from '../../../scripts/bench-lib.mjs';
+import { benchAppEnv, load, measureCommonPath, measureIdempotencyCost, positiveInt, postgresCpuSeconds, printTable, processCpuSeconds, runNode, startBareReads, startService, timedGet as timedJson } from '../../../scripts/bench-lib.mjs';
 import {
   COMMON_TERM,
   INSERT_GENERATED_SQL,
@@ -213,11 +213,7 @@ function percentiles(samples) {
 }
 
 /** One timed GET (bench-lib's lean client), body read and parsed; throws on a non-2xx answer. */
-async function timedGet(base, path, token) {
-  const { status, text, elapsed } = await timedRequest(base + path, { authorization: `Bearer ${token}` });
-  if (status < 200 || status >= 300) throw new Error(`${status} ${text.slice(0, 200)}`);
-  return { elapsed, body: JSON.parse(text) };
-}
+const timedGet = (base, path, token) => timedJson(base + path, token);
 
 /**
  * Sequential latency loop: `warmup` requests, then `samples` timed ones; a slow case warms up for
