@@ -75,7 +75,9 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
    * the reads of the soak's warm-up again. So a query that has waited half the bound while nothing
    * succeeded has the server probed (`server.probe`), and an answer within the other half keeps the
    * queues waiting; a lost host, a failover, a refused connection do not answer it, and the bound
-   * fails the queries as before.
+   * fails the queries as before. A query that reaches the bound while the probe is out waits for
+   * its outcome (half the bound at most): on a loaded machine the probe's new connection took
+   * longer than what was left of the bound, and the query failed while the server was answering.
    */
   const sweep = () => {
     sweeping = null;
@@ -85,6 +87,20 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
       lastSuccessAt = now;
     }
     const half = acquireTimeoutMs / 2;
+    // A probe still out when queries reach the bound is waited for: it settles within half the
+    // bound, and an answer says the server is slow, not gone. A probe that failed lets them fail.
+    for (const q of waiting) {
+      if (q.state) waiting.delete(q);
+      else if (
+        now - (q.queuedAt ?? now) >= acquireTimeoutMs &&
+        (circuit.failedAt >= (q.queuedAt ?? now) || (now - lastSuccessAt >= acquireTimeoutMs && !server.probing))
+      ) {
+        waiting.delete(q);
+        q.expired = true;
+        circuit.failed(acquireTimeout(acquireTimeoutMs));
+        q.cancel();
+      }
+    }
     if (server.probe && !server.probing && now - lastSuccessAt >= half && circuit.failedAt <= lastSuccessAt) {
       for (const q of waiting) {
         if (q.state || now - (q.queuedAt ?? now) < half) continue;
@@ -97,15 +113,6 @@ export function inFlightCounter(acquireTimeoutMs = ACQUIRE_TIMEOUT_MS, server: S
           )
           .finally(() => (server.probing = false));
         break;
-      }
-    }
-    for (const q of waiting) {
-      if (q.state) waiting.delete(q);
-      else if (now - (q.queuedAt ?? now) >= acquireTimeoutMs && (now - lastSuccessAt >= acquireTimeoutMs || circuit.failedAt >= (q.queuedAt ?? now))) {
-        waiting.delete(q);
-        q.expired = true;
-        circuit.failed(acquireTimeout(acquireTimeoutMs));
-        q.cancel();
       }
     }
     if (waiting.size > 0) sweeping = setTimeout(sweep, Math.max(25, acquireTimeoutMs / 4)).unref();

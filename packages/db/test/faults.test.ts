@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asUnavailable, copyText, createCircuit, createDatabase, DatabaseUnavailableError, isDatabaseUnavailable, queryRows, sql, sqlState, withTransaction, type DatabaseHandle } from '../src/index.js';
 import { startOutageProxy, type OutageProxy } from '../src/testing-outage.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
+import { inFlightCounter, type ServerAnswers } from '../src/postgres-tracking.js';
 import { initMigrations, schema, vehicles } from './fixtures.js';
 
 /** An error as Node or postgres.js raise them: a message and a code. */
@@ -245,10 +246,49 @@ describe('createCircuit', () => {
   });
 });
 
+describe("the acquire bound's probe", () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** A pool's counter whose server has answered nothing yet, and whose probe settles when told. */
+  const probed = () => {
+    let settle: { resolve(): void; reject(error: Error): void } | undefined;
+    const server: ServerAnswers = {
+      succeeded: 0,
+      probe: () => new Promise<void>((resolve, reject) => (settle = { resolve, reject })),
+    };
+    const counter = inFlightCounter(200, server);
+    const waiter = { cancelled: false, expired: undefined as boolean | undefined, cancel() { this.cancelled = true; } };
+    counter.waitForConnection(waiter);
+    return { counter, waiter, settled: () => settle };
+  };
+
+  it('keeps a query that reached the bound waiting while the probe is out, and on once it answers', async () => {
+    const { counter, waiter, settled } = probed();
+    // Probed at half the bound; the bound and a sweep pass with the probe out.
+    await sleep(320);
+    expect(settled()).toBeDefined();
+    expect(waiter.cancelled).toBe(false);
+    settled()!.resolve();
+    await sleep(150);
+    expect(waiter.cancelled).toBe(false);
+    counter.connected(waiter);
+    expect(waiter.expired).toBeUndefined();
+  });
+
+  it('fails a query that reached the bound once the probe failed', async () => {
+    const { waiter, settled } = probed();
+    await sleep(320);
+    expect(waiter.cancelled).toBe(false);
+    settled()!.reject(new Error('no answer'));
+    await sleep(150);
+    expect(waiter.cancelled).toBe(true);
+    expect(waiter.expired).toBe(true);
+  });
+});
+
 // The acquire bound tells a server that cannot be reached from a pool busy with slow statements.
 describe.skipIf(!process.env.TEST_DATABASE_URL)('the acquire bound on a pool busy with slow statements', () => {
   it('keeps a query waiting while the server answers the other pool, or a probe when nothing else succeeds', async () => {
-    const t = await createTestDatabase({ schema, migrationsFolder: initMigrations(), customPlanPoolSize: 1, acquireTimeoutMs: 300 });
+    const t = await createTestDatabase({ schema, migrationsFolder: initMigrations(), customPlanPoolSize: 1, acquireTimeoutMs: 500 });
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const timed = async (work: () => Promise<unknown>) => {
       const started = performance.now();
@@ -259,7 +299,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the acquire bound on a pool bus
       return { ...outcome, ms: performance.now() - started };
     };
     try {
-      // The custom-plan pool's one connection is held by a transaction's statement three times the
+      // The custom-plan pool's one connection is held by a transaction's statement twice the
       // bound (a query can wait behind a transaction, where it would be pipelined behind a lone
       // statement), while the main pool is answered every 50 ms: the query waits, and runs.
       const holding = () => withTransaction(t.customPlanDb, (tx) => tx.execute(sql`select pg_sleep(1)`));
