@@ -5,7 +5,7 @@ import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
-import { indexedPage, searchHours, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
+import { indexedPage, searchHours, slicedPage, sliceStart, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
 import { forgetKeptEstimates, isWideProject, keptEstimate, LEARNED_SHARE_MS, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
 import { pageShare, searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
@@ -475,6 +475,33 @@ describe('a search of the newest minutes, newer than the statistics', () => {
     }
     const sliced = await slicedPage(t.database.db, project, { search: 'gateway' }, 20, 0.005, { listRows: 26_000, scope: { wideProject: false, latest } });
     expect(sliced!.rows.map((l) => l.message)).toEqual(wanted.slice(0, 20));
+  });
+
+  it("sizes a slice from the minute rollups: where it starts, the logs from there on, and its hour's logs", async () => {
+    // What the rollups hold from an instant on, before `upper` and of `level` when given.
+    const summed = async (from: Date, upper?: Date, level?: string) => {
+      const [row] = await rows<{ n: string | number | null }>(
+        sql`select sum(count) as n from log_level_counts
+             where project_id = ${project} and grain = 'minute' and bucket >= ${from.toISOString()}::timestamptz
+               ${upper ? sql`and bucket <= ${upper.toISOString()}::timestamptz` : sql``} ${level ? sql`and level = ${level}` : sql``}`,
+      );
+      return Number(row!.n ?? 0);
+    };
+    const hourOf = (d: Date) => new Date(Math.floor(d.getTime() / 3_600_000) * 3_600_000);
+    for (const [filters, wanted] of [
+      [{}, 3_000],
+      [{}, 12_000],
+      [{ level: 'info' as const }, 7_000],
+      [{ to: new Date(now - 600_000) }, 5_000],
+    ] as const) {
+      const slice = await sliceStart(t.database.db, project, filters, wanted);
+      const upper = 'to' in filters ? filters.to : undefined;
+      const level = 'level' in filters ? filters.level : undefined;
+      expect(slice, JSON.stringify(filters)).toBeDefined();
+      expect(slice!.rowsBelow).toBe(await summed(slice!.start, upper, level));
+      expect(slice!.rowsBelow).toBeGreaterThanOrEqual(wanted);
+      expect(slice!.hourRows).toBe(await summed(hourOf(slice!.start), upper, level));
+    }
   });
 
   it('reads a page of a list bounded to the newest minutes from the index in order, not every log of the range', async () => {
