@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 import { initMigrations, schema } from './fixtures.js';
 
 /** The one-way delay the relay adds to every answer of the server: each round trip costs at least this. */
-const DELAY_MS = 80;
+const DELAY_MS = 150;
 
 /** A TCP relay to the server that holds each of the server's answers DELAY_MS, as a distant database would. */
 async function startSlowRelay(serverUrl: string): Promise<{ url: string; close(): Promise<void> }> {
