@@ -212,7 +212,7 @@ describe('retention job', () => {
     expect(await messagesOf(id)).toEqual(['during retention']);
   });
 
-  it('pauses after each batch at least as long as the batch took: it deletes at most half the time', async () => {
+  it('pauses after each batch at least twice as long as the batch took: it deletes at most a third of the time', async () => {
     const id = await projectWithRetention(1);
     await logsAged(id, Array.from({ length: 2000 }, (_, i) => 2 * DAY + i));
     // Each pause asked for, beside the work done since the previous pause ended (one batch).
@@ -237,10 +237,10 @@ describe('retention job', () => {
     for (const { ms } of pauses) expect(ms).toBeGreaterThanOrEqual(1);
     // The batches are timed inside the intervals seen here; what lies outside them (the loop's own
     // steps, a busy machine's scheduling) is a millisecond or two each, against batches of several.
-    // A fixed 1 ms pause would sum to a tenth of the work.
+    // A fixed 1 ms pause would sum to a tenth of the work, a pause as long as the batch to about as much.
     const paused = pauses.reduce((sum, p) => sum + p.ms, 0);
     const worked = pauses.reduce((sum, p) => sum + p.workedMs, 0);
-    expect(paused).toBeGreaterThanOrEqual(worked * 0.6);
+    expect(paused).toBeGreaterThanOrEqual(worked * 1.4);
   });
 
   it('joins a run in flight instead of starting a second one', async () => {
