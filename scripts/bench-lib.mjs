@@ -338,8 +338,13 @@ export function timedGet(url, token) {
       res.once('end', () => {
         const elapsed = performance.now() - started;
         const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode < 200 || res.statusCode >= 300) reject(new Error(`GET ${url}: ${res.statusCode} ${text.slice(0, 200)}`));
-        else resolve({ elapsed, body: JSON.parse(text) });
+        if (res.statusCode < 200 || res.statusCode >= 300) return reject(new Error(`GET ${url}: ${res.statusCode} ${text.slice(0, 200)}`));
+        // A body that is not JSON rejects the request, rather than throwing out of the listener.
+        try {
+          resolve({ elapsed, body: JSON.parse(text) });
+        } catch (error) {
+          reject(new Error(`GET ${url}: ${res.statusCode}, not JSON: ${text.slice(0, 200)}`, { cause: error }));
+        }
       });
       res.once('error', reject);
     });
