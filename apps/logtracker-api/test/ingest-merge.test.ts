@@ -197,3 +197,80 @@ describe('requests queued for a writer', () => {
     expect(writes.waiting).toBe(0);
   });
 });
+
+describe('a second writer', () => {
+  /**
+   * A service over a queue of two writers, the first held busy by an insert of its own until
+   * `release()`; `whenWaiting(n)` resolves once n requests wait (or rejects after two seconds).
+   */
+  async function oneBusy() {
+    const statements: number[] = [];
+    const writes = createLogWrites({ db: t.database.db, writers: 2, onStatement: (requests) => statements.push(requests) });
+    const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
+    const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
+    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events: createLogEvents(), ingest, writes });
+    let release: (() => void) | undefined;
+    const held = writes.alone(() => new Promise<void>((resolve) => (release = resolve)));
+    while (!release) await new Promise((resolve) => setTimeout(resolve, 1));
+    const whenWaiting = async (n: number) => {
+      const deadline = Date.now() + 2000;
+      while (writes.waiting !== n) {
+        if (Date.now() > deadline) throw new Error(`${writes.waiting} requests wait, not ${n}`);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    };
+    return { service, writes, statements, held, release: () => release?.(), whenWaiting };
+  }
+  const aWhile = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+  it('is not started while the busy one can take all that waits in its next statement', async () => {
+    const project = await createProject(t, owner);
+    const { service, writes, statements, held, release, whenWaiting } = await oneBusy();
+    const answers = Promise.all([1, 2, 3].map((i) => service.create(writer(), project.id, { level: 'info', message: `steady ${i}` })));
+    await whenWaiting(3);
+    await aWhile();
+    // Still all waiting for the busy writer: no insert at once beside it.
+    expect(writes.waiting).toBe(3);
+    expect(statements).toEqual([]);
+    release();
+    await Promise.all([held, answers]);
+    expect(statements).toEqual([3]);
+  });
+
+  it('starts for what one statement cannot take: more than a slice of entries, or another project', async () => {
+    const [a, b] = [await createProject(t, owner), await createProject(t, owner)];
+    const { service, writes, statements, held, release, whenWaiting } = await oneBusy();
+    // Two batches of 0.6 slice each for one project: two statements.
+    const big = (tag: string) => cut(Array.from({ length: 40 }, (_, i) => ({ level: 'info', message: `${tag} ${i} ${'x'.repeat(Math.floor((0.6 * SLICE_BYTES) / 40))}` })));
+    const batches = [service.createBatch(writer(), a.id, big('a')), service.createBatch(writer(), a.id, big('b'))];
+    // One of them stored by the second writer while the first is still busy.
+    await expect(Promise.race(batches)).resolves.toEqual({ accepted: 40 });
+    expect(statements).toEqual([1]);
+    await whenWaiting(1);
+    // One small log for each of two projects: two statements again.
+    const logs = [service.create(writer(), a.id, { level: 'info', message: 'to a' }), service.create(writer(), b.id, { level: 'info', message: 'to b' })];
+    await expect(Promise.race(logs)).resolves.toMatchObject({ level: 'info' });
+    release();
+    await Promise.all([held, ...batches, ...logs]);
+    expect(writes.waiting).toBe(0);
+    expect(await rows<{ n: number }>(sql`select count(*)::int as n from logs where project_id in (${a.id}, ${b.id})`)).toEqual([{ n: 82 }]);
+  });
+
+  it('starts for a second insert of its own (the work of an Idempotency-Key)', async () => {
+    const { writes, held, release, whenWaiting } = await oneBusy();
+    const ran: string[] = [];
+    const first = writes.alone(async () => void ran.push('first'));
+    await whenWaiting(1);
+    await aWhile();
+    expect(ran).toEqual([]);
+    // Two inserts of their own waiting: the second writer takes the first of them.
+    const second = writes.alone(async () => void ran.push('second'));
+    await first;
+    expect(ran).toEqual(['first']);
+    // The other waits for a writer's next statement, as the first did alone.
+    await whenWaiting(1);
+    release();
+    await Promise.all([held, second]);
+    expect(ran).toEqual(['first', 'second']);
+  });
+});

@@ -21,9 +21,12 @@ interface Task {
 }
 
 /**
- * The inserts of logs of an instance: `writers` statements at once, the others queued (concurrent
- * inserts contend on the same index pages; on a 2-core database 10 at once stored 19 000 logs/s and
- * 2 at once 42 000). A writer that comes free takes the request at the head of the queue and every
+ * The inserts of logs of an instance: up to `writers` statements at once, the others queued
+ * (concurrent inserts contend on the same index pages; on a 2-core database 10 at once stored
+ * 19 000 logs/s and 2 at once 42 000). A second writer starts only for a backlog, when what is
+ * queued would take more than the next statement: two inserts at once extend the same day's table
+ * and indexes, and one waits on the other's extension lock (10–18 ms on a busy 2-core machine),
+ * which a steady flow one writer keeps up with need not pay. A writer that comes free takes the request at the head of the queue and every
  * other request for the same project queued behind it, up to SLICE_BYTES of entries, and stores them
  * in one statement (repo.insertGroups): a statement's own cost (the project's lock, the rollups'
  * trigger and the rows it appends, planning, a round trip) is paid once for all of them. A log posted
@@ -42,7 +45,9 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
   let busy = 0;
 
   function pump() {
-    while (busy < writers && queue.length > 0) {
+    // A writer beyond the first starts only for a backlog: with one busy, what is queued waits for
+    // it when its next statement can take all of it.
+    while (busy < writers && queue.length > 0 && (busy === 0 || statementsQueued() > 1)) {
       const head = queue.shift() as Waiting | Task;
       busy += 1;
       const work = 'run' in head ? head.run() : storeTogether(takeWith(head));
@@ -51,6 +56,22 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
         pump();
       });
     }
+  }
+
+  /**
+   * How many statements would store what is queued: one per task, and per project one per
+   * SLICE_BYTES of entries (as takeWith takes them, to within a request's entries).
+   */
+  function statementsQueued(): number {
+    let tasks = 0;
+    const bytes = new Map<number, number>();
+    for (const next of queue) {
+      if ('run' in next) tasks += 1;
+      else bytes.set(next.projectId, (bytes.get(next.projectId) ?? 0) + next.group.entries.length);
+    }
+    let statements = tasks;
+    for (const total of bytes.values()) statements += Math.ceil(total / SLICE_BYTES);
+    return statements;
   }
 
   /** The head and the requests for its project queued behind it, within SLICE_BYTES of entries (one pass over the queue). */
