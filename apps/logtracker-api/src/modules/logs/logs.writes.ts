@@ -47,7 +47,7 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
   function pump() {
     // A writer beyond the first starts only for a backlog: with one busy, what is queued waits for
     // it when its next statement can take all of it.
-    while (busy < writers && queue.length > 0 && (busy === 0 || statementsQueued() > 1)) {
+    while (busy < writers && queue.length > 0 && (busy === 0 || backlogged())) {
       const head = queue.shift() as Waiting | Task;
       busy += 1;
       const work = 'run' in head ? head.run() : storeTogether(takeWith(head));
@@ -59,19 +59,23 @@ export function createLogWrites(deps: { db: DbTx; writers: number; onStatement?:
   }
 
   /**
-   * How many statements would store what is queued: one per task, and per project one per
-   * SLICE_BYTES of entries (as takeWith takes them, to within a request's entries).
+   * Whether what is queued would take more than one statement: a task is one of its own, and a
+   * project's entries one per SLICE_BYTES (as takeWith takes them, to within a request's entries).
+   * Stops at the second statement found.
    */
-  function statementsQueued(): number {
-    let tasks = 0;
-    const bytes = new Map<number, number>();
+  function backlogged(): boolean {
+    let statements = 0;
+    let project: number | undefined;
+    let bytes = 0;
     for (const next of queue) {
-      if ('run' in next) tasks += 1;
-      else bytes.set(next.projectId, (bytes.get(next.projectId) ?? 0) + next.group.entries.length);
+      if ('run' in next) statements += 1;
+      else if (project === undefined || next.projectId === project) {
+        project = next.projectId;
+        bytes += next.group.entries.length;
+      } else return true;
+      if (statements + Math.ceil(bytes / SLICE_BYTES) > 1) return true;
     }
-    let statements = tasks;
-    for (const total of bytes.values()) statements += Math.ceil(total / SLICE_BYTES);
-    return statements;
+    return false;
   }
 
   /** The head and the requests for its project queued behind it, within SLICE_BYTES of entries (one pass over the queue). */
