@@ -5,7 +5,7 @@ import { logs, newestFirst, oldestFirst } from '../src/db/schema/index.js';
 import { createLogEvents } from '../src/modules/logs/log-events.js';
 import { scanBatch, validatePlain, type BatchText } from '../src/modules/logs/batch-text.js';
 import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.js';
-import { indexedPage, searchHours, slicedPage, sliceStart, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
+import { indexedPage, keptSliceStart, searchHours, slicedPage, sliceStart, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
 import { forgetKeptEstimates, isWideProject, keptEstimate, LEARNED_SHARE_MS, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
 import { pageShare, searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
@@ -405,6 +405,66 @@ describe('paging to the microsecond', () => {
       query = `per_page=2&cursor=${meta.next_cursor}`;
     }
     expect(seen).toEqual(['micro 7', 'micro 6', 'micro 5', 'micro 4', 'micro 3', 'micro 2', 'micro 1']);
+  });
+});
+
+describe("a slice's start, kept", () => {
+  // A search run again within seconds reads its slice from the start the last one read
+  // (keptSliceStart); logs that arrived meanwhile are newer than that start, in its slice.
+  let project: number;
+  const clock = Date.now();
+  // The newest logs end a second before midnight early in a UTC day, as above: one day's partition.
+  const now = clock % DAY < 10_200_000 ? clock - (clock % DAY) - 1_000 : clock;
+
+  beforeAll(async () => {
+    project = (await createProject(t, owner)).id;
+    // 20 000 logs of the last hours, then 6 000 of the last minute, one in 200 through the gateway.
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${project}, 'info', 'Request ' || i || ' served', ${new Date(now - 120_000).toISOString()}::timestamptz - make_interval(secs => i * 0.5)
+            from generate_series(1, 20000) as i`,
+    );
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp")
+          select ${project}, 'info', case when i % 200 = 3 then 'Request ' || i || ' through gateway' else 'Request ' || i || ' served' end,
+                 ${new Date(now).toISOString()}::timestamptz - make_interval(secs => i * 0.01)
+            from generate_series(1, 6000) as i`,
+    );
+  }, 120_000);
+
+  it('for a few seconds under its project, level, bounds and size, and not past new statistics', async () => {
+    const first = keptSliceStart(t.database.db, project, {}, 3_000);
+    expect(keptSliceStart(t.database.db, project, {}, 3_000)).toBe(first);
+    const others = [
+      keptSliceStart(t.database.db, project, { level: 'error' }, 3_000),
+      keptSliceStart(t.database.db, project, { to: new Date(now - 30_000) }, 3_000),
+      keptSliceStart(t.database.db, project, {}, 4_000),
+    ];
+    for (const other of others) expect(other).not.toBe(first);
+    await Promise.all(others);
+    // The same start as a read of the rollups now.
+    expect(await first).toEqual(await sliceStart(t.database.db, project, {}, 3_000));
+    forgetKeptEstimates();
+    const again = keptSliceStart(t.database.db, project, {}, 3_000);
+    expect(again).not.toBe(first);
+    expect(await again).toEqual(await first);
+  });
+
+  it('pages the newest matches from a kept start, a log that arrived since among them', async () => {
+    const latest = new Date(Math.floor(now / 3_600_000) * 3_600_000);
+    const page = () => slicedPage(t.database.db, project, { search: 'gateway' }, 20, 0.005, { listRows: 26_000, scope: { wideProject: false, latest } });
+    const before = await page();
+    expect(before!.rows.map((l) => l.message)).toEqual(
+      Array.from({ length: 6000 }, (_, k) => k + 1)
+        .filter((i) => i % 200 === 3)
+        .slice(0, 20)
+        .map((i) => `Request ${i} through gateway`),
+    );
+    await t.database.db.execute(
+      sql`insert into logs (project_id, level, message, "timestamp") values (${project}, 'info', 'Request late through gateway', ${new Date(now - 5).toISOString()}::timestamptz)`,
+    );
+    const after = await page();
+    expect(after!.rows.map((l) => l.message)).toEqual(['Request late through gateway', ...before!.rows.slice(0, 19).map((l) => l.message)]);
   });
 });
 

@@ -232,13 +232,13 @@ export async function estimate(db: DbTx, condition: SQL | undefined): Promise<Es
  * and planning its estimate over a 4-million-log day took 1.5–2.5 ms, on every first page of a
  * search; the search's own estimate, 0.6–1 ms and a round trip more.
  */
-const KEPT_ESTIMATE_MS = 5_000;
+export const KEPT_ESTIMATE_MS = 5_000;
 
 /**
  * Values kept `ms` per database handle (one process may hold several: the tests, a second
  * instance's pool), by key; at most 1 000 a handle, the expired dropped first.
  */
-function keptPerHandle<V>(ms: number, { untilNewStatistics = false } = {}) {
+export function keptPerHandle<V>(ms: number, { untilNewStatistics = false } = {}) {
   const byHandle = new WeakMap<DbTx, Map<string, { value: V; at: number; generation: number }>>();
   return {
     get(db: DbTx, key: string): V | undefined {

@@ -2,6 +2,7 @@ import { arrayLiteral, queryRows, withTransaction } from '@repo/db';
 import { and, eq, getTableColumns, sql, type SQLWrapper } from 'drizzle-orm';
 import type { DbTx } from '../../db/index.js';
 import { logLevelCounts, logs, newestFirst, ROLLUP_KEEP_DAYS } from '../../db/schema/index.js';
+import { KEPT_ESTIMATE_MS, keptPerHandle } from './logs.counts.repository.js';
 import { cursorTime, dayBounds, hasSearchKeys, HOUR_MS, listed, microseconds, plannedGenerically, where, type ListedLog, type LogFilters } from './logs.filters.repository.js';
 import { SEARCH_WALK_MIN_SHARE, SEARCH_WALK_ROWS, streamedPage, walkRowsFor } from './logs.walk.repository.js';
 
@@ -279,7 +280,7 @@ export async function slicedPage(
   // than the measured share asks for.
   const sized = known ? sliceRows(limit, share) : SLICE_ROWS.min;
   const measured = list.newest ? sliceRows(limit, list.newest) : sized;
-  const first = (await sliceStart(db, projectId, filters, measured)) ?? (measured > sized ? await sliceStart(db, projectId, filters, sized) : undefined);
+  const first = (await keptSliceStart(db, projectId, filters, measured)) ?? (measured > sized ? await keptSliceStart(db, projectId, filters, sized) : undefined);
   if (!first || (filters.from && first.start <= filters.from)) return undefined;
   let slice: Slice = first;
   const rows: ListedLog[] = [];
@@ -307,7 +308,7 @@ export async function slicedPage(
     const more: number = round === 1 && rows.length > 0 ? sliceRows(limit - rows.length, seen, Infinity) : Infinity;
     const olderMatches = seen * Math.max(0, listRows - slice.rowsSince);
     const next: Slice | undefined =
-      more <= SLICE_ROWS.max && more <= SLICE_ROWS_PER_MATCH * olderMatches ? await sliceStart(db, projectId, filters, slice.rowsBelow + more) : undefined;
+      more <= SLICE_ROWS.max && more <= SLICE_ROWS_PER_MATCH * olderMatches ? await keptSliceStart(db, projectId, filters, slice.rowsBelow + more) : undefined;
     if (!next || (filters.from && next.start <= filters.from)) {
       // A share the planner or the last search knows, above what the slices saw: the newest logs
       // are not like the older ones (a shipper's batch sent again and again, say), and the older
@@ -343,6 +344,26 @@ async function walkOlder(db: DbTx, projectId: number, filters: LogFilters & { se
   const walkRows = Math.min(SEARCH_WALK_ROWS.max, walkRowsFor(wanted, share));
   if (2 * share * olderRows <= walkRows) return undefined;
   return streamedPage(db, where(projectId, { ...filters, search: undefined, before: end }), filters.search, walkRows, wanted);
+}
+
+/** Slices' starts kept (keptSliceStart), per database handle, by what they depend on. */
+const keptSlices = keptPerHandle<Promise<Slice | undefined>>(KEPT_ESTIMATE_MS, { untilNewStatistics: true });
+
+/**
+ * sliceStart, kept as long as the planner's estimates (KEPT_ESTIMATE_MS) under the project, the
+ * level, the list's upper bounds and the logs asked for: a search run again (a refresh, a
+ * dashboard, the same text paged) reads its slice without summing the rollups again, a statement
+ * and a round trip fewer. A start kept while logs arrive is older than one read now: its slice
+ * still runs to the newest logs, with a few more logs than it needs.
+ */
+export function keptSliceStart(db: DbTx, projectId: number, filters: LogFilters, rows: number): Promise<Slice | undefined> {
+  const key = JSON.stringify([projectId, filters.level ?? null, filters.to?.getTime() ?? null, filters.after?.timestamp ?? null, rows]);
+  const found = keptSlices.get(db, key);
+  if (found) return found;
+  const entry = keptSlices.set(db, key, sliceStart(db, projectId, filters, rows));
+  // A failed read is not kept (unless a newer one took its place).
+  entry.value.catch(() => keptSlices.forget(db, key, entry));
+  return entry.value;
 }
 
 /**
