@@ -30,10 +30,10 @@ function cut(entries: unknown[]): BatchText {
   return batch;
 }
 
-/** A service over a queue of one writer, the statements that stored requests counted, and a way to hold that writer. */
-function queued() {
+/** A service over a queue of `writers` (one by default), the statements that stored requests counted, and a way to hold a writer. */
+function queued(writers = 1) {
   const statements: number[] = [];
-  const writes = createLogWrites({ db: t.database.db, writers: 1, onStatement: (requests) => statements.push(requests) });
+  const writes = createLogWrites({ db: t.database.db, writers, onStatement: (requests) => statements.push(requests) });
   const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
   const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
   const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events: createLogEvents(), ingest, writes });
@@ -204,11 +204,7 @@ describe('a second writer', () => {
    * `release()`; `whenWaiting(n)` resolves once n requests wait (or rejects after two seconds).
    */
   async function oneBusy() {
-    const statements: number[] = [];
-    const writes = createLogWrites({ db: t.database.db, writers: 2, onStatement: (requests) => statements.push(requests) });
-    const access = { assertMember: async () => ({ role: 'owner' }) } as unknown as ProjectAccess;
-    const ingest = createIngestMetrics({ counter: (config) => new Counter({ ...config, registers: [] }) });
-    const service = createLogsService({ db: t.database.db, plannedOnce: t.database.db, access, events: createLogEvents(), ingest, writes });
+    const { service, writes, statements } = queued(2);
     let release: (() => void) | undefined;
     const held = writes.alone(() => new Promise<void>((resolve) => (release = resolve)));
     while (!release) await new Promise((resolve) => setTimeout(resolve, 1));

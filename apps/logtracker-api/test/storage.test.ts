@@ -409,28 +409,45 @@ describe('paging to the microsecond', () => {
   });
 });
 
+/**
+ * The time the newest logs of a slice's tests end: now, or a second before midnight early in a UTC
+ * day, so that they lie in the day partition holding every log before them (2 h 49 min of them).
+ */
+function newestMinute(): number {
+  const clock = Date.now();
+  return clock % DAY < 10_200_000 ? clock - (clock % DAY) - 1_000 : clock;
+}
+
+/**
+ * A project of 20 000 logs of the last hours ("Request i served"), then 6 000 of the minute before
+ * `now`, one in 200 through the gateway ("Request i through gateway", i % 200 = 3); the logs
+ * analysed between the two when `analysed` (the newest minutes newer than the statistics).
+ */
+async function newestMinutesProject(now: number, { analysed = false } = {}): Promise<number> {
+  const project = (await createProject(t, owner)).id;
+  await t.database.db.execute(
+    sql`insert into logs (project_id, level, message, "timestamp")
+        select ${project}, 'info', 'Request ' || i || ' served', ${new Date(now - 120_000).toISOString()}::timestamptz - make_interval(secs => i * 0.5)
+          from generate_series(1, 20000) as i`,
+  );
+  if (analysed) await t.database.db.execute(sql`analyze logs`);
+  await t.database.db.execute(
+    sql`insert into logs (project_id, level, message, "timestamp")
+        select ${project}, 'info', case when i % 200 = 3 then 'Request ' || i || ' through gateway' else 'Request ' || i || ' served' end,
+               ${new Date(now).toISOString()}::timestamptz - make_interval(secs => i * 0.01)
+          from generate_series(1, 6000) as i`,
+  );
+  return project;
+}
+
 describe("a slice's start, kept", () => {
   // A search run again within seconds reads its slice from the start the last one read
   // (keptSliceStart); logs that arrived meanwhile are newer than that start, in its slice.
   let project: number;
-  const clock = Date.now();
-  // The newest logs end a second before midnight early in a UTC day, as above: one day's partition.
-  const now = clock % DAY < 10_200_000 ? clock - (clock % DAY) - 1_000 : clock;
+  const now = newestMinute();
 
   beforeAll(async () => {
-    project = (await createProject(t, owner)).id;
-    // 20 000 logs of the last hours, then 6 000 of the last minute, one in 200 through the gateway.
-    await t.database.db.execute(
-      sql`insert into logs (project_id, level, message, "timestamp")
-          select ${project}, 'info', 'Request ' || i || ' served', ${new Date(now - 120_000).toISOString()}::timestamptz - make_interval(secs => i * 0.5)
-            from generate_series(1, 20000) as i`,
-    );
-    await t.database.db.execute(
-      sql`insert into logs (project_id, level, message, "timestamp")
-          select ${project}, 'info', case when i % 200 = 3 then 'Request ' || i || ' through gateway' else 'Request ' || i || ' served' end,
-                 ${new Date(now).toISOString()}::timestamptz - make_interval(secs => i * 0.01)
-            from generate_series(1, 6000) as i`,
-    );
+    project = await newestMinutesProject(now);
   }, 120_000);
 
   it('for a few seconds under its project, level, bounds and size, and not past new statistics', async () => {
@@ -475,30 +492,16 @@ describe('a search of the newest minutes, newer than the statistics', () => {
   // their matches through the text's keys, not by reading every log of the range, and a page's
   // rows by their key.
   let project: number;
-  // The newest minute must lie in the day partition holding every analysed log (they span the
-  // 2 h 49 min before it). Early in a UTC day it lies in a partition that saw few of them or none,
-  // whose statistics the planner reads as another case (it failed here at 00:01 and 00:11): the
-  // logs then end a second before midnight.
-  const clock = Date.now();
-  const now = clock % DAY < 10_200_000 ? clock - (clock % DAY) - 1_000 : clock;
+  // The newest minute must lie in the day partition holding every analysed log: early in a UTC day
+  // it lay in a partition that saw few of them or none, whose statistics the planner reads as
+  // another case (it failed here at 00:01 and 00:11); newestMinute ends them before midnight then.
+  const now = newestMinute();
   const LATEST = new Date('9999-12-31T23:59:59.999Z');
   const message = (i: number) => (i % 200 === 3 ? `Request ${i} through gateway` : `Request ${i} served`);
 
   beforeAll(async () => {
-    project = (await createProject(t, owner)).id;
     // 20 000 logs of the last hours, analysed; then 6 000 of the last minute, after the analysis.
-    await t.database.db.execute(
-      sql`insert into logs (project_id, level, message, "timestamp")
-          select ${project}, 'info', 'Request ' || i || ' served', ${new Date(now - 120_000).toISOString()}::timestamptz - make_interval(secs => i * 0.5)
-            from generate_series(1, 20000) as i`,
-    );
-    await t.database.db.execute(sql`analyze logs`);
-    await t.database.db.execute(
-      sql`insert into logs (project_id, level, message, "timestamp")
-          select ${project}, 'info', case when i % 200 = 3 then 'Request ' || i || ' through gateway' else 'Request ' || i || ' served' end,
-                 ${new Date(now).toISOString()}::timestamptz - make_interval(secs => i * 0.01)
-            from generate_series(1, 6000) as i`,
-    );
+    project = await newestMinutesProject(now, { analysed: true });
   }, 120_000);
 
   /** The indexes the plan of these filters reads, as a search on the index path plans them (indexedPage). */

@@ -23,15 +23,17 @@ interface Task {
 /**
  * The inserts of logs of an instance: up to `writers` statements at once, the others queued
  * (concurrent inserts contend on the same index pages; on a 2-core database 10 at once stored
- * 19 000 logs/s and 2 at once 42 000). A second writer starts only for a backlog, when what is
- * queued would take more than the next statement: two inserts at once extend the same day's table
- * and indexes, and one waits on the other's extension lock (10–18 ms on a busy 2-core machine),
- * which a steady flow one writer keeps up with need not pay. A writer that comes free takes the request at the head of the queue and every
- * other request for the same project queued behind it, up to SLICE_BYTES of entries, and stores them
- * in one statement (repo.insertGroups): a statement's own cost (the project's lock, the rollups'
- * trigger and the rows it appends, planning, a round trip) is paid once for all of them. A log posted
- * alone cost the database as much as a batch of ten. With a writer free, a request is stored at once,
- * alone: nothing waits to be merged.
+ * 19 000 logs/s and 2 at once 42 000). A writer that comes free takes the request at the head of
+ * the queue and every other request for the same project queued behind it, up to SLICE_BYTES of
+ * entries, and stores them in one statement (repo.insertGroups): a statement's own cost (the
+ * project's lock, the rollups' trigger and the rows it appends, planning, a round trip) is paid once
+ * for all of them. A log posted alone cost the database as much as a batch of ten. With no writer
+ * busy, a request is stored at once, alone: nothing waits to be merged.
+ *
+ * A second writer starts only for a backlog, when what is queued would take more than the busy
+ * writer's next statement (backlogged): two inserts at once extend the same day's table and
+ * indexes, and one waits on the other's extension lock (10–18 ms on a busy 2-core machine), which a
+ * steady flow that one writer keeps up with need not pay.
  *
  * A request is stored on its own, in its turn, when its statement must be its own: the work of an
  * Idempotency-Key, whose row counts this request's commits (claimedStatement); a batch of several
