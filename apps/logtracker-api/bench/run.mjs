@@ -293,15 +293,52 @@ async function openDatabase() {
   return { kind: 'postgres', url: server.url, label: `${server.version.replace('postgres (PostgreSQL) ', 'PostgreSQL ')}, throwaway server on loopback` };
 }
 
+/**
+ * The growth phase's reference (growth.mjs, measureGrowth): an instance of the app, maintenance
+ * every minute as the growing one's, on a database of its own on the same server, and a user of
+ * it; undefined where that database cannot be created (a BENCH_DATABASE_URL whose role may not),
+ * the growth then judged on its first size measured minutes before. Dropped by `stop`.
+ */
+async function growthReference(sql, databaseUrl, appEnv) {
+  const url = new URL(databaseUrl);
+  const name = `${decodeURIComponent(url.pathname.slice(1)) || 'postgres'}_growth_reference`;
+  try {
+    await sql.unsafe(`drop database if exists "${name}"`);
+    await sql.unsafe(`create database "${name}"`);
+  } catch (error) {
+    log(`growth: no reference database (${error.message}): the growth is judged on its first size`);
+    return undefined;
+  }
+  url.pathname = `/${name}`;
+  const instance = await startService(appDir, { ...appEnv, DATABASE_URL: url.href, MAINTENANCE_INTERVAL_SECONDS: '60' }, '/api/health');
+  killOnCleanup('growth reference', instance.pid);
+  const own = postgres(url.href, { max: 1, onnotice: () => {}, connection: { search_path: LOGTRACKER_SEARCH_PATH } });
+  const password = 'bench-password-1234';
+  const registered = await call(instance.base, 'POST', '/api/auth/register', {
+    body: { name: 'Bench', email: `bench-reference-${Date.now()}@example.test`, password, password_confirmation: password },
+  });
+  return {
+    name,
+    base: instance.base,
+    token: registered.data.token,
+    sql: own,
+    stop: async () => {
+      await stopService('growth reference', instance);
+      await own.end({ timeout: 1 });
+      await sql.unsafe(`drop database if exists "${name}"`);
+    },
+  };
+}
+
 /** Waits until no other client of the database is running a statement (the app's start-up jobs). */
-async function waitForQuiet(sql, timeoutMs = 180_000, { autovacuum = false } = {}) {
+async function waitForQuiet(sql, timeoutMs = 180_000, { autovacuum = false, also = [] } = {}) {
   const deadline = Date.now() + timeoutMs;
   const kinds = autovacuum ? ['client backend', 'autovacuum worker'] : ['client backend'];
   let quiet = 0;
   while (quiet < 5 && Date.now() < deadline) {
     const [{ busy }] = await sql`
       select count(*)::int as busy from pg_stat_activity
-       where (datname = current_database() or backend_type = 'autovacuum worker') and pid <> pg_backend_pid()
+       where (datname = current_database() or datname = any(${also}::text[]) or backend_type = 'autovacuum worker') and pid <> pg_backend_pid()
          and backend_type = any(${kinds}) and coalesce(state, 'active') not in ('idle')`;
     quiet = busy === 0 ? quiet + 1 : 0;
     await new Promise((r) => setTimeout(r, 200));
@@ -1202,6 +1239,7 @@ async function main() {
     // The bare endpoint's read of a log by its id in the same turns as the app's reads (growth.mjs).
     const bare = onPostgres ? await startBareReads('logtracker', appEnv) : undefined;
     if (bare) killOnCleanup('bare reads', bare.pid);
+    const reference = onPostgres ? await growthReference(sql, database.url, appEnv) : undefined;
     try {
       // Each size read on a database at rest, as the main reads and the soak: its clients and
       // autovacuum idle, a CHECKPOINT, the kernel's pages written out (30–50 s a size). It did not
@@ -1211,13 +1249,14 @@ async function main() {
         if (!sql) return;
         const start = performance.now();
         await new Promise((r) => setTimeout(r, 12_000));
-        await waitForQuiet(sql, 180_000, { autovacuum: true });
+        await waitForQuiet(sql, 180_000, { autovacuum: true, also: reference ? [reference.name] : [] });
         await sql`checkpoint`;
         const dirty = await waitForWrittenOut(60_000);
         log(`growth: at rest after ${seconds(start)} s (${dirty === undefined ? 'dirty pages not known' : `${fmt(Math.round(dirty / 1024))} MiB of dirty pages left`})`);
       };
-      await measureGrowth(rows, { base: grower.base, bare: bare?.base, token, sql, log, fmt, metricsToken: METRICS_TOKEN, settle });
+      await measureGrowth(rows, { base: grower.base, bare: bare?.base, token, sql, log, fmt, metricsToken: METRICS_TOKEN, settle, reference });
     } finally {
+      if (reference) await reference.stop();
       if (bare) await stopService('bare reads', bare);
       await stopService('growth app', grower);
     }
