@@ -849,13 +849,16 @@ describe('search over many logs', () => {
     expect(withinDays.matched).toBe(150);
     expect(await isWideProject(t.database.db, 0)).toBe(false);
     // Worth it only in a long list, where a slice costs less than fetching every match: not in a
-    // list this short, nor where the 300 matches of 150 000 logs cost less than a slice of 50 000;
+    // list this short, nor where the 300 matches of 150 000 or 250 000 logs cost less than a slice
+    // of 50 000 or 83 000; from twelve pages of matches on (1 200 in a million logs), a slice;
     // a share below what the planner can tell is probed in a list of a million logs or more.
     expect(worthSlicing(50, 0.0025, 60_000)).toBe(false);
     expect(worthSlicing(50, 0.002, 150_000)).toBe(false);
+    expect(worthSlicing(50, 0.0012, 250_000)).toBe(false);
     expect(worthSlicing(50, 0.0012, 4_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0012, 2_000_000)).toBe(true);
-    expect(worthSlicing(50, 0.0012, 1_000_000)).toBe(false);
+    expect(worthSlicing(50, 0.0012, 1_000_000)).toBe(true);
+    expect(worthSlicing(500, 0.0012, 1_000_000)).toBe(false);
     expect(worthSlicing(50, 0.004, 4_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0003, 40_000_000)).toBe(true);
     expect(worthSlicing(50, 0.0003, 500_000)).toBe(false);
