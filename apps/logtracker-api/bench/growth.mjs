@@ -28,7 +28,8 @@ import { jobSeconds, metricValue } from '../../../scripts/bench-soak.mjs';
 import { RARE_TEMPLATE, SOURCES, TEMPLATES, WORDS, seededRandom } from './dataset.mjs';
 
 const FINAL = positiveInt('BENCH_GROWTH_LOGS', 4_000_000);
-const SIZES = [250_000, 1_000_000, 2_000_000, 4_000_000, 10_000_000].filter((n) => n < FINAL).concat(FINAL);
+/** The sizes measured; with one alone there is nothing to grow from, and no reference is grown. */
+export const SIZES = [250_000, 1_000_000, 2_000_000, 4_000_000, 10_000_000].filter((n) => n < FINAL).concat(FINAL);
 /** The size the targets are for; a run beyond it (10 000 000) shows the larger sizes beside, not judged. */
 const JUDGED = Math.min(FINAL, 4_000_000);
 const GROWTH_CLIENTS = 8;
@@ -236,7 +237,7 @@ export async function measureGrowth(rows, { base, bare, token, sql, log, fmt, me
     return { id, key: (await call('POST', `/api/projects/${id}/ingest-keys`, { name: 'growth' })).key };
   };
   let referenceAt;
-  if (reference && SIZES.length > 1) {
+  if (reference) {
     // The reference: the first size's logs, as the project gets them (the same seed), in a
     // database of its own that nothing adds to afterwards; the first size's settling covers it.
     const { id, key } = await project(reference.base, reference.token);

@@ -57,7 +57,7 @@ import {
 } from './dataset.mjs';
 import { startPostgres } from '../../../scripts/bench-postgres.mjs';
 import { soakApp, soakSettings } from '../../../scripts/bench-soak.mjs';
-import { measureGrowth } from './growth.mjs';
+import { measureGrowth, SIZES as GROWTH_SIZES } from './growth.mjs';
 import { measureShip } from './ship.mjs';
 import { measureExplorer } from './explorer.mjs';
 
@@ -1239,7 +1239,7 @@ async function main() {
     // The bare endpoint's read of a log by its id in the same turns as the app's reads (growth.mjs).
     const bare = onPostgres ? await startBareReads('logtracker', appEnv) : undefined;
     if (bare) killOnCleanup('bare reads', bare.pid);
-    const reference = onPostgres ? await growthReference(sql, database.url, appEnv) : undefined;
+    const reference = onPostgres && GROWTH_SIZES.length > 1 ? await growthReference(sql, database.url, appEnv) : undefined;
     try {
       // Each size read on a database at rest, as the main reads and the soak: its clients and
       // autovacuum idle, a CHECKPOINT, the kernel's pages written out (30–50 s a size). It did not

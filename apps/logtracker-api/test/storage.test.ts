@@ -8,7 +8,7 @@ import { insertLogs, insertLogsJson } from '../src/modules/logs/logs.repository.
 import { indexedPage, searchHours, slicedPage, worthSlicing } from '../src/modules/logs/logs.indexed.repository.js';
 import { keptSliceStart, sliceStart } from '../src/modules/logs/logs.slices.repository.js';
 import { forgetKeptEstimates, isWideProject, keptEstimate, LEARNED_SHARE_MS, learnedShare, learnShare, searchScope } from '../src/modules/logs/logs.counts.repository.js';
-import { learnedSearchShare, ownShareKey, pageShare, searchShareKey } from '../src/modules/logs/logs.search.repository.js';
+import { pageShare, searchShareKey } from '../src/modules/logs/logs.search.repository.js';
 import { dayBounds, where } from '../src/modules/logs/logs.filters.repository.js';
 import { listCondition } from '../src/modules/logs/logs.list.repository.js';
 import { createIngestMetrics } from '../src/modules/logs/logs.metrics.js';
@@ -917,10 +917,10 @@ describe('search over many logs', () => {
     // A list bounded in time learns its share under a key of its own, whatever its bounds, and
     // leaves the whole list's as it was; a share of its own learned wrong changes the path, never
     // the page.
-    const boundedKey = ownShareKey(sliced, { search: 'deadlock', from: new Date() });
+    const boundedKey = searchShareKey(sliced, { search: 'deadlock', from: new Date() });
     expect(boundedKey).not.toBe(key);
-    expect(ownShareKey(sliced, { search: 'deadlock', to: new Date(0) })).toBe(boundedKey);
-    expect(ownShareKey(sliced, { search: 'deadlock' })).toBe(key);
+    expect(searchShareKey(sliced, { search: 'deadlock', to: new Date(0) })).toBe(boundedKey);
+    expect(searchShareKey(sliced, { search: 'deadlock', from: new Date(0), to: new Date() })).toBe(boundedKey);
     learnShare(searches, key, 0.02, 60_000);
     const since = `from_date=${encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString())}`;
     const lastDay = `search=deadlock&per_page=50&${since}`;
@@ -930,8 +930,7 @@ describe('search over many logs', () => {
     // Over the logs of the range, as the list without the search counts them (within the minutes
     // at its ends, which the two reads of the rollups may see a second apart).
     const rangeRows: number = (await list(sliced, `per_page=1&${since}`)).json().meta.total;
-    const learnedBounded = learnedSearchShare(searches, sliced, { search: 'deadlock', from: new Date() }, rangeRows);
-    expect(learnedBounded).toBe(learnedShare(searches, boundedKey, rangeRows));
+    const learnedBounded = learnedShare(searches, boundedKey, rangeRows);
     expect(Math.abs(learnedBounded! / (150 / rangeRows) - 1)).toBeLessThan(0.02);
     expect(learnedShare(searches, key, 60_000)).toBe(0.02);
     for (const wrong of [0, 0.02, 0.3]) {

@@ -46,9 +46,10 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
   unsearched.catch(() => undefined);
   const rowsFor = (s: number) => walkRowsFor(offset + limit, s);
   // The share of matches a search found is kept for the next search of the same text and filters
-  // (learnedSearchShare): the whole list's under its key, a list bounded in time under one of its own.
+  // (learnedShare), a list bounded in time apart from the whole list (searchShareKey).
+  const shareKey = searchShareKey(projectId, filters);
   const learn = <T extends { total: number }>(page: T, listRows: number): T => {
-    learnShare(db, ownShareKey(projectId, filters), page.total / Math.max(1, listRows), listRows);
+    learnShare(db, shareKey, page.total / Math.max(1, listRows), listRows);
     return page;
   };
 
@@ -114,7 +115,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
     };
     // The newest logs, read no further than the page needs, by the share of matches its last
     // search found where there is one (pageShare).
-    const { share, known } = pageShare(recentMatching.rows / Math.max(1, recent.rows), learnedSearchShare(db, projectId, filters, all.rows));
+    const { share, known } = pageShare(recentMatching.rows / Math.max(1, recent.rows), learnedShare(db, shareKey, all.rows));
     const found = await readNewest(share, (walkRows) => walk((tx) => streamedPage(tx, newest, filters.search, walkRows, limit)), gate);
     if (found) return found;
     // Too rare for the walk: the newest slice of time that should fill the page, sized by the
@@ -141,7 +142,7 @@ export async function searchLogs(db: DbTx, projectId: number, filters: LogFilter
 
 /**
  * The share of matches a first or cursor page of a search plans by, and whether it says anything
- * of the text (isKnownShare): the share its last search of the whole list found (learnedShare)
+ * of the text (isKnownShare): the share its last search found (learnedShare, searchShareKey)
  * where there is one, else the planner's over the day before the page. The planner's comes from
  * the 100 messages of its histogram: a text in none of them is priced at its floor (0.01 %), one
  * it met by chance in one at 1 % or more, where the text may be ten times rarer. A walk sized by
@@ -153,32 +154,17 @@ export function pageShare(planned: number, learned: number | undefined): { share
   return learned === undefined ? { share: planned, known: isKnownShare(planned) } : { share: learned, known: true };
 }
 
-/** The key a search's share of matches is learned under (learnedShare): its project, text and filters but time. */
-export function searchShareKey(projectId: number, filters: LogFilters & { search: string }): string {
-  return JSON.stringify([projectId, filters.search, filters.level, filters.source, filters.patternId]);
-}
-
 /**
- * The key a search's share is learned under: a list bounded in time has one of its own, whatever
- * its bounds (the last hour's move with every request), so that it neither takes nor overwrites
- * the share of the whole list (searchShareKey), measured over a list of another length.
- */
-export function ownShareKey(projectId: number, filters: LogFilters & { search: string }): string {
-  const whole = searchShareKey(projectId, filters);
-  return filters.from || filters.to ? `${whole} bounded` : whole;
-}
-
-/**
- * The share a first or cursor page of a search of a list of `listRows` plans by, where its last
- * search learned one (learnedShare, ownShareKey). Otherwise the planner's estimate is used, from
- * the 100 messages of the partitions' statistics, and that estimate prices a word in 0.12 % of the
- * logs that it met once there at 1 % or more. Before bounded lists learned their share, the last
- * hour's search of such a word read its newest 20 000 logs in order before the index every time
- * (p50 27.2 ms at 2 000 000 logs in one full run of the bench, 7.5 and 10.5 ms at the sizes on
+ * The key a search's share of matches is learned under (learnedShare): its project, text and
+ * filters, and whether the list is bounded in time, whatever its bounds (the last hour's move with
+ * every request). A bounded list neither takes nor overwrites the whole list's share, measured over
+ * a list of another length. Before bounded lists learned theirs, the last hour's search of a word
+ * the planner overprices (pageShare) read its newest 20 000 logs in order before the index every
+ * time (p50 27.2 ms at 2 000 000 logs in one full run of the bench, 7.5 and 10.5 ms at the sizes on
  * either side); now only its first search does.
  */
-export function learnedSearchShare(db: DbTx, projectId: number, filters: LogFilters & { search: string }, listRows: number): number | undefined {
-  return learnedShare(db, ownShareKey(projectId, filters), listRows);
+export function searchShareKey(projectId: number, filters: LogFilters & { search: string }): string {
+  return JSON.stringify([projectId, filters.search, filters.level, filters.source, filters.patternId, Boolean(filters.from || filters.to)]);
 }
 
 /**
